@@ -1,0 +1,101 @@
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/agentfix/agentfix"
+
+// allowed lists, per package (relative to the module), the project packages
+// it may reach transitively, following DESIGN.md §2. internal/logattr is a
+// leaf of constants that any package may use. Packages not listed here (new
+// ones) fail the test until they are placed in the table.
+var allowed = map[string][]string{
+	"cmd/bot":            {"*"},
+	"config":             {},
+	"jobs":               {"config"},
+	"webhook":            {"config", "jobs"},
+	"jobs/worker":        {"jobs", "agent", "tools", "workspace", "ghapp", "config"},
+	"ghapp":              {"config"},
+	"ghapp/ghfake":       {"config", "ghapp"},
+	"agent":              {},
+	"agent/agenttest":    {"agent"},
+	"agent/llm":          {"agent"},
+	"tools":              {"agent", "workspace", "config"},
+	"workspace":          {"config"},
+	"internal/logattr":   {},
+	"internal/archtest":  {},
+	"internal/redistest": {},
+}
+
+// forbidden lists external modules a package must never reach: the edge
+// stays thin and the agent knows nothing of GitHub.
+var forbidden = map[string][]string{
+	"webhook":   {"github.com/go-git/", "github.com/openai/", "github.com/anthropics/", "github.com/bradleyfalzon/"},
+	"jobs":      {"github.com/go-git/", "github.com/openai/", "github.com/anthropics/", "github.com/google/go-github/"},
+	"agent":     {"github.com/google/go-github/", "github.com/hibiken/asynq"},
+	"agent/llm": {"github.com/google/go-github/", "github.com/hibiken/asynq"},
+	"tools":     {"github.com/google/go-github/", "github.com/hibiken/asynq"},
+	"config":    {"github.com/google/go-github/", "github.com/hibiken/asynq"},
+}
+
+type pkg struct {
+	ImportPath string
+	Deps       []string
+}
+
+func TestImportGraph(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps=false", "-json=ImportPath,Deps", module+"/...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	seen := 0
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("decode go list output: %v", err)
+		}
+		seen++
+		name := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		rules, ok := allowed[name]
+		if !ok {
+			t.Errorf("package %s is not in the DESIGN.md §2 table of internal/archtest; add it with the packages it may import", name)
+			continue
+		}
+		may := map[string]bool{name: true, "internal/logattr": true}
+		for _, r := range rules {
+			may[r] = true
+		}
+		var bad []string
+		for _, d := range p.Deps {
+			if d == module || strings.HasPrefix(d, module+"/") {
+				dep := strings.TrimPrefix(strings.TrimPrefix(d, module), "/")
+				if !may["*"] && !may[dep] {
+					bad = append(bad, dep)
+				}
+				continue
+			}
+			for _, f := range forbidden[name] {
+				if strings.HasPrefix(d, f) {
+					bad = append(bad, d)
+				}
+			}
+		}
+		sort.Strings(bad)
+		if len(bad) > 0 {
+			t.Errorf("%s reaches %s; DESIGN.md §2 allows only %v", name, strings.Join(bad, ", "), rules)
+		}
+	}
+	if seen == 0 {
+		t.Fatalf("go list returned no packages")
+	}
+}

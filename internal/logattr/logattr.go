@@ -1,0 +1,23 @@
+// Package logattr holds the slog attribute keys every package logs with, so a
+// field has one name across the edge, the worker and the agent. It imports
+// nothing from the project and may be imported by any package.
+package logattr
+
+// Attribute keys for log/slog records.
+const (
+	DeliveryID     = "delivery_id"
+	Event          = "event"
+	Action         = "action"
+	InstallationID = "installation_id"
+	Repo           = "repo"
+	Issue          = "issue"
+	PR             = "pr"
+	JobID          = "job_id"
+	RunID          = "run_id"
+	Step           = "step"
+	Queue          = "queue"
+	Task           = "task"
+	Sender         = "sender"
+	Outcome        = "outcome"
+	Err            = "err"
+)
