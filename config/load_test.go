@@ -1,0 +1,245 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// writeFile writes content to dir/name with the given mode and returns the path.
+func writeFile(t *testing.T, dir, name, content string, mode os.FileMode) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadDefaults(t *testing.T) {
+	dir := t.TempDir()
+	got, err := Load("", nil, dir)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := Defaults()
+	want.DataDir = filepath.Join(dir, "data")
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(App{})); diff != "" {
+		t.Errorf("Load with nothing configured (-want +got):\n%s", diff)
+	}
+	if !got.SetupMode() {
+		t.Errorf("SetupMode() = false with no App configured, want true")
+	}
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	tests := []struct {
+		name    string
+		yaml    string
+		dotEnv  string
+		environ []string
+		want    string
+	}{
+		{name: "default", want: ""},
+		{name: "yaml", yaml: "model: openai/from-yaml\n", want: "openai/from-yaml"},
+		{name: "dotenv over yaml", yaml: "model: openai/from-yaml\n", dotEnv: "AGENTFIX_MODEL=openai/from-dotenv\n", want: "openai/from-dotenv"},
+		{name: "environment over dotenv", yaml: "model: openai/from-yaml\n", dotEnv: "AGENTFIX_MODEL=openai/from-dotenv\n", environ: []string{"AGENTFIX_MODEL=openai/from-env"}, want: "openai/from-env"},
+		{name: "empty variable counts as unset", yaml: "model: openai/from-yaml\n", environ: []string{"AGENTFIX_MODEL="}, want: "openai/from-yaml"},
+		{name: "last duplicate wins", environ: []string{"AGENTFIX_MODEL=openai/a", "AGENTFIX_MODEL=openai/b"}, want: "openai/b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var yamlPath string
+			if tt.yaml != "" {
+				yamlPath = writeFile(t, dir, "agentfix.yml", tt.yaml, 0o644)
+			}
+			if tt.dotEnv != "" {
+				writeFile(t, dir, DotEnvFile, tt.dotEnv, 0o600)
+			}
+			a, err := Load(yamlPath, tt.environ, dir)
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if a.Model != tt.want {
+				t.Errorf("Model = %q, want %q", a.Model, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadEveryType(t *testing.T) {
+	dir := t.TempDir()
+	yamlPath := writeFile(t, dir, "agentfix.yml", `
+listen_addr: 127.0.0.1:9000
+max_duration: 10m
+max_cost_usd: 1.5
+allow_unpriced_model: true
+prices:
+  openai/gpt-5:
+    input: 1.25
+    output: 10
+    cache_read: 0.125
+`, 0o644)
+	environ := []string{
+		"AGENTFIX_APP_ID=42",
+		"AGENTFIX_MAX_STEPS=10",
+		"AGENTFIX_RUN_RETENTION=24h",
+		"AGENTFIX_ALLOW_UNSANDBOXED=true",
+		"AGENTFIX_REPO_DAILY_USD=7.5",
+		"AGENTFIX_GITHUB_API_URL=https://ghe.example/api/v3",
+		"AGENTFIX_PRIVATE_KEY_FILE=keys/app.pem",
+		"OPENAI_BASE_URL=http://127.0.0.1:11434/v1",
+		"AGENTFIX_LOG_LEVEL=DEBUG",
+	}
+	a, err := Load(yamlPath, environ, dir)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := Defaults()
+	want.DataDir = filepath.Join(dir, "data")
+	want.ListenAddr = "127.0.0.1:9000"
+	want.MaxDuration = 10 * time.Minute
+	want.MaxCostUSD = 1.5
+	want.AllowUnpricedModel = true
+	want.Prices = map[string]Price{"openai/gpt-5": {Input: 1.25, Output: 10, CacheRead: 0.125}}
+	want.AppID = 42
+	want.MaxSteps = 10
+	want.RunRetention = 24 * time.Hour
+	want.AllowUnsandboxed = true
+	want.RepoDailyUSD = 7.5
+	want.GitHubAPIURL = "https://ghe.example/api/v3/"
+	want.PrivateKeyFile = filepath.Join(dir, "keys", "app.pem")
+	want.OpenAIBaseURL = "http://127.0.0.1:11434/v1"
+	want.LogLevel = "debug"
+	if diff := cmp.Diff(want, a, cmpopts.IgnoreUnexported(App{})); diff != "" {
+		t.Errorf("Load (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		yaml    string
+		environ []string
+		want    []string // one substring per error line, in order
+	}{
+		{
+			name: "unknown yaml key",
+			yaml: "modle: openai/gpt-5\n",
+			want: []string{"line 1: field modle not found"},
+		},
+		{
+			name: "secret in yaml",
+			yaml: "listen_addr: :8080\nwebhook_secret: s3cret\n",
+			want: []string{"line 2: webhook_secret is a secret and may not be in the YAML file; set AGENTFIX_WEBHOOK_SECRET in the environment or .env"},
+		},
+		{
+			name: "empty secret in yaml",
+			yaml: "openai_api_key: \"\"\n",
+			want: []string{"openai_api_key is a secret and may not be in the YAML file; set OPENAI_API_KEY"},
+		},
+		{
+			name: "redis password in yaml",
+			yaml: "redis_url: redis://:pw@localhost:6379/0\n",
+			want: []string{"redis_url carries a password and may not be in the YAML file; set AGENTFIX_REDIS_URL"},
+		},
+		{
+			name: "wrong yaml type",
+			yaml: "max_steps: many\nmax_duration: 45\n",
+			want: []string{"line 1: cannot unmarshal !!str `many` into int", "line 2: cannot unmarshal !!int `45` into time.Duration"},
+		},
+		{
+			name: "unknown price field",
+			yaml: "prices:\n  openai/gpt-5:\n    inptu: 1\n",
+			want: []string{"line 3: field inptu not found"},
+		},
+		{
+			name: "yaml not a mapping",
+			yaml: "- a\n- b\n",
+			want: []string{"line 1: the file must be a mapping of keys to values"},
+		},
+		{
+			name:    "bad environment values",
+			environ: []string{"AGENTFIX_MAX_STEPS=lots", "AGENTFIX_MAX_DURATION=45", "AGENTFIX_ALLOW_UNSANDBOXED=yes please", "AGENTFIX_MAX_COST_USD=$3"},
+			want: []string{
+				`AGENTFIX_ALLOW_UNSANDBOXED: not a boolean (true or false): "yes please"`,
+				`AGENTFIX_MAX_STEPS: not an integer: "lots"`,
+				`AGENTFIX_MAX_COST_USD: not a number: "$3"`,
+				`AGENTFIX_MAX_DURATION: not a duration (like 45m or 336h): "45"`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var yamlPath string
+			if tt.yaml != "" {
+				yamlPath = writeFile(t, dir, "agentfix.yml", tt.yaml, 0o644)
+			}
+			_, err := Load(yamlPath, tt.environ, dir)
+			if err == nil {
+				t.Fatalf("Load succeeded, want errors %q", tt.want)
+			}
+			lines := strings.Split(err.Error(), "\n")
+			if len(lines) != len(tt.want) {
+				t.Fatalf("Load error has %d lines, want %d:\n%v", len(lines), len(tt.want), err)
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(lines[i], w) {
+					t.Errorf("error line %d = %q, want it to contain %q", i, lines[i], w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadMissingYAML(t *testing.T) {
+	_, err := Load("nope.yml", nil, t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "nope.yml") {
+		t.Errorf("Load of a missing file: err = %v, want an error naming nope.yml", err)
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	dir := t.TempDir()
+	dotEnv := writeFile(t, dir, DotEnvFile, "AGENTFIX_MODLE=openai/gpt-5\n", 0o644)
+	if err := os.Chmod(dotEnv, 0o644); err != nil { // undo the umask
+		t.Fatal(err)
+	}
+	a, err := Load("", []string{"AGENTFIX_PORT=tcp://10.0.0.1:80", "AGENTFIX_CONFIG=x.yml", "HOME=/root"}, dir)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := []string{
+		dotEnv + " is readable by others (mode 0644) and may hold secrets; chmod 600 it",
+		"AGENTFIX_MODLE names no setting and is ignored",
+		"AGENTFIX_PORT names no setting and is ignored",
+	}
+	if diff := cmp.Diff(want, a.Warnings()); diff != "" {
+		t.Errorf("Warnings() (-want +got):\n%s", diff)
+	}
+}
+
+func TestPrivateKeyEscapedNewlines(t *testing.T) {
+	key := testKey(t)
+	oneLine := strings.ReplaceAll(key, "\n", `\n`)
+	dir := t.TempDir()
+	writeFile(t, dir, DotEnvFile, "AGENTFIX_PRIVATE_KEY='"+oneLine+"'\n", 0o600)
+	a, err := Load("", nil, dir)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	got, err := a.PrivateKeyPEM()
+	if err != nil {
+		t.Fatalf("PrivateKeyPEM: %v", err)
+	}
+	if string(got) != key {
+		t.Errorf("PrivateKeyPEM() = %q, want the key with real newlines", got)
+	}
+}
