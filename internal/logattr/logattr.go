@@ -20,4 +20,12 @@ const (
 	Sender         = "sender"
 	Outcome        = "outcome"
 	Err            = "err"
+
+	// Keys of outgoing HTTP requests (GitHub API calls and their retries).
+	Method  = "method"
+	Path    = "path"
+	Status  = "status"
+	Attempt = "attempt"
+	Wait    = "wait"
+	Reason  = "reason"
 )
