@@ -28,4 +28,10 @@ const (
 	Attempt = "attempt"
 	Wait    = "wait"
 	Reason  = "reason"
+
+	// Keys of sandboxed commands.
+	Sandbox  = "sandbox"
+	Command  = "command"
+	ExitCode = "exit_code"
+	Duration = "duration"
 )
