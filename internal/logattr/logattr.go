@@ -34,4 +34,8 @@ const (
 	Command  = "command"
 	ExitCode = "exit_code"
 	Duration = "duration"
+
+	// Keys of agent runs and model calls.
+	Model   = "model"
+	CostUSD = "cost_usd"
 )
