@@ -1,0 +1,10 @@
+// Package jobs is the contract between the webhook edge and the workers: the
+// two queues, the task types, their versioned payloads, the deterministic
+// task ids, and the enqueue helper that applies DESIGN.md §4's conflict rule.
+//
+// Every accepted trigger delivery becomes one task notice:<delivery-id> on
+// the interactive queue (it acknowledges and replies) and, when it starts
+// work, one agent task fix:owner/repo#N or revise:owner/repo#PR on the agent
+// queue. The consumers live in jobs/worker; this package imports nothing of
+// the project but config, and nothing of GitHub.
+package jobs
