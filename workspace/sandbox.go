@@ -1,0 +1,201 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/agentfix/agentfix/internal/logattr"
+)
+
+// ErrSandboxDead is wrapped by every error that means the sandbox can no
+// longer run commands: its program is missing, the working copy is gone, a
+// process cannot start, or the working copy outgrew its disk limit. Package
+// tools turns it into agent.ErrEnvDead.
+var ErrSandboxDead = errors.New("sandbox dead")
+
+// Mount points inside the sandbox (DESIGN.md §7, §8).
+const (
+	// WorkspaceDir is where the working copy is mounted; commands start there.
+	WorkspaceDir = "/workspace"
+	// CacheDir is where the job's cache directory is mounted; it is HOME.
+	CacheDir = "/cache"
+)
+
+// Defaults applied when an Options field is zero.
+const (
+	DefaultTimeout       = 10 * time.Minute
+	DefaultProcesses     = 4096
+	DefaultMemoryBytes   = 4 << 30
+	DefaultFileSizeBytes = 1 << 30
+	DefaultDiskBytes     = 20 << 30
+)
+
+// Command is one command to run in a sandbox.
+type Command struct {
+	// Script is run as `bash -c Script` in /workspace, stdin empty.
+	Script string
+	// Timeout bounds the command; 0 means Options.Timeout.
+	Timeout time.Duration
+	// Network gives the command network access. Only setup commands set it.
+	Network bool
+}
+
+// Result is what a command did. A command that ran and failed is a Result,
+// not an error.
+type Result struct {
+	// Output is stdout and stderr as the command interleaved them, cut to
+	// Options.OutputLimit bytes (head and tail) with a line saying how many
+	// bytes were left out.
+	Output string
+	// Elided is the number of output bytes left out.
+	Elided int64
+	// ExitCode is the exit status of bash; 128+n when a signal n ended it;
+	// -1 when the command timed out.
+	ExitCode int
+	// TimedOut is set when the timeout killed the command's process tree.
+	TimedOut bool
+	// Duration is the wall time of the command.
+	Duration time.Duration
+}
+
+// Limits bound what one command may use. Zero fields take the defaults.
+type Limits struct {
+	// Processes caps the number of processes (RLIMIT_NPROC for bwrap and
+	// none, counted per real user; --pids-limit for docker).
+	Processes int
+	// MemoryBytes caps memory: per process (RLIMIT_DATA) for bwrap and none,
+	// for the container (--memory) for docker.
+	MemoryBytes int64
+	// FileSizeBytes caps the size of any file a command writes (RLIMIT_FSIZE).
+	FileSizeBytes int64
+	// DiskBytes caps the disk use of the working copy and the cache together,
+	// checked after every command; exceeding it kills the sandbox.
+	DiskBytes int64
+}
+
+// Options configure a sandbox of any kind. Each job builds its own sandbox
+// for its working copy and cache.
+type Options struct {
+	// Workspace is the host directory of the working copy, mounted at
+	// /workspace. Required.
+	Workspace string
+	// Cache is the job's host cache directory, mounted at /cache and used as
+	// HOME. Required; never shared between repositories.
+	Cache string
+	// Timeout is the default per-command timeout.
+	Timeout time.Duration
+	// OutputLimit is the number of output bytes a Result keeps.
+	OutputLimit int
+	// Limits bound each command.
+	Limits Limits
+	// Env adds variables to the sandbox environment (after the allow-list,
+	// so they may override it). Never put secrets here.
+	Env map[string]string
+	// Binary is the bwrap or docker executable; empty means look it up on
+	// PATH. Unused by None.
+	Binary string
+	// ReadOnlyDirs are extra host directories bwrap mounts read-only at the
+	// same path (toolchains installed outside /usr). The Go toolchain found
+	// on the worker's PATH is added automatically.
+	ReadOnlyDirs []string
+	// ExtraPath are directories, as seen inside the sandbox, put in front of
+	// PATH (bwrap and none; a container image keeps its own PATH).
+	ExtraPath []string
+	// Image is the container image of the docker sandbox. Required there.
+	Image string
+	// AllowUnsandboxed must be true to construct the none sandbox (from
+	// AGENTFIX_ALLOW_UNSANDBOXED).
+	AllowUnsandboxed bool
+	// Logger receives debug records of each command; nil discards them.
+	Logger *slog.Logger
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// withDefaults validates o and fills its zero fields.
+func (o Options) withDefaults() (Options, error) {
+	if o.Workspace == "" || o.Cache == "" {
+		return o, fmt.Errorf("sandbox options: Workspace and Cache are required")
+	}
+	for _, dir := range []*string{&o.Workspace, &o.Cache} {
+		abs, err := filepath.Abs(*dir)
+		if err != nil {
+			return o, fmt.Errorf("sandbox options: %w", err)
+		}
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return o, fmt.Errorf("sandbox options: %w", err)
+		}
+		if !fi.IsDir() {
+			return o, fmt.Errorf("sandbox options: %s is not a directory", abs)
+		}
+		*dir = abs
+	}
+	for k := range o.Env {
+		if !envName.MatchString(k) {
+			return o, fmt.Errorf("sandbox options: invalid environment variable name %q", k)
+		}
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.OutputLimit <= 0 {
+		o.OutputLimit = DefaultOutputLimit
+	}
+	if o.Limits.Processes <= 0 {
+		o.Limits.Processes = DefaultProcesses
+	}
+	if o.Limits.MemoryBytes <= 0 {
+		o.Limits.MemoryBytes = DefaultMemoryBytes
+	}
+	if o.Limits.FileSizeBytes <= 0 {
+		o.Limits.FileSizeBytes = DefaultFileSizeBytes
+	}
+	if o.Limits.DiskBytes <= 0 {
+		o.Limits.DiskBytes = DefaultDiskBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o, nil
+}
+
+// checkAlive reports ErrSandboxDead when the working copy or cache is gone.
+func (o Options) checkAlive() error {
+	for _, dir := range []string{o.Workspace, o.Cache} {
+		fi, err := os.Stat(dir)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrSandboxDead, err)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%w: %s is not a directory", ErrSandboxDead, dir)
+		}
+	}
+	return nil
+}
+
+// checkDisk reports ErrSandboxDead when the working copy and cache use more
+// than the disk limit.
+func (o Options) checkDisk() error {
+	used := diskUsage(o.Workspace) + diskUsage(o.Cache)
+	if used > o.Limits.DiskBytes {
+		return fmt.Errorf("%w: the working copy and cache use %d bytes, over the limit of %d", ErrSandboxDead, used, o.Limits.DiskBytes)
+	}
+	return nil
+}
+
+// logRun records one command at debug level.
+func (o Options) logRun(kind string, c Command, res Result, err error) {
+	msg := "sandbox command"
+	if c.Network {
+		msg = "sandbox command with network"
+	}
+	o.Logger.Debug(msg, logattr.Sandbox, kind, logattr.Command, c.Script,
+		logattr.ExitCode, res.ExitCode, logattr.Duration, res.Duration, logattr.Err, err)
+}

@@ -1,0 +1,207 @@
+package workspace
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// etcFiles are the parts of /etc a sandbox sees (read-only, when present):
+// users and groups, name resolution, TLS roots, the dynamic linker cache,
+// Debian's alternatives symlinks and the time zone. Nothing else of /etc
+// (no shadow, no host keys, no credentials).
+var etcFiles = []string{
+	"passwd", "group", "hosts", "resolv.conf", "nsswitch.conf", "host.conf", "gai.conf",
+	"services", "protocols", "ssl", "ca-certificates", "ca-certificates.conf", "pki",
+	"alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone",
+	"mime.types", "os-release", "debian_version",
+}
+
+// systemDirs are mounted read-only (or recreated as the same symlinks).
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// Bwrap runs commands with bubblewrap: a tmpfs root with the system
+// directories read-only, the working copy at /workspace and the cache at
+// /cache writable, a private /tmp, /proc and /dev, every namespace unshared
+// (so no network) and all capabilities dropped. It is the default sandbox.
+type Bwrap struct {
+	opts    Options
+	bwrap   string
+	prlimit string
+	// mounts are the read-only mounts after the system directories.
+	mounts  []string
+	pathDir []string
+}
+
+// NewBwrap returns a bwrap sandbox for o after checking that bwrap and
+// prlimit exist.
+func NewBwrap(o Options) (*Bwrap, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	bin := o.Binary
+	if bin == "" {
+		bin = "bwrap"
+	}
+	bwrap, err := exec.LookPath(bin)
+	if err != nil {
+		return nil, fmt.Errorf("bwrap sandbox: %w (install bubblewrap)", err)
+	}
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		return nil, fmt.Errorf("bwrap sandbox: %w (install util-linux)", err)
+	}
+	b := &Bwrap{opts: o, bwrap: bwrap, prlimit: prlimit, pathDir: o.ExtraPath}
+	ro := o.ReadOnlyDirs
+	if root := goRoot(); root != "" {
+		b.pathDir = append(b.pathDir, filepath.Join(root, "bin"))
+		ro = append(ro, root)
+	}
+	for _, dir := range ro {
+		if !filepath.IsAbs(dir) {
+			return nil, fmt.Errorf("bwrap sandbox: read-only dir %q is not absolute", dir)
+		}
+		if underSystemDir(dir) {
+			continue
+		}
+		b.mounts = append(b.mounts, "--ro-bind", dir, dir)
+	}
+	return b, nil
+}
+
+// underSystemDir reports whether dir is already visible through systemDirs.
+func underSystemDir(dir string) bool {
+	for _, sys := range systemDirs {
+		if dir == sys || strings.HasPrefix(dir, sys+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// Run runs c in a fresh sandbox. See Command and Result.
+func (b *Bwrap) Run(ctx context.Context, c Command) (res Result, err error) {
+	defer func() { b.opts.logRun("bwrap", c, res, err) }()
+	if err := b.opts.checkAlive(); err != nil {
+		return Result{}, err
+	}
+	status, err := os.CreateTemp("", "agentfix-bwrap-status-")
+	if err != nil {
+		return Result{}, fmt.Errorf("bwrap status file: %w", err)
+	}
+	defer os.Remove(status.Name())
+	defer status.Close()
+
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = b.opts.Timeout
+	}
+	argv := append(prlimitArgs(b.prlimit, b.opts.Limits), b.args(c)...)
+	res, err = runProcess(ctx, process{
+		argv:       argv,
+		env:        sandboxEnv(CacheDir, b.pathDir, true, b.opts.Env),
+		dir:        b.opts.Workspace,
+		extraFiles: []*os.File{status},
+	}, timeout, b.opts.OutputLimit)
+	if err != nil {
+		return res, fmt.Errorf("bwrap: %w", err)
+	}
+	if !res.TimedOut {
+		code, ok := bwrapExitCode(status)
+		if !ok {
+			// bwrap itself failed before or while starting bash; its
+			// message is in the output.
+			return res, fmt.Errorf("%w: bwrap could not start the command: %s", ErrSandboxDead, strings.TrimSpace(res.Output))
+		}
+		res.ExitCode = code
+	}
+	if err := b.opts.checkDisk(); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// args returns bwrap's arguments for c: mount points are created under
+// bwrap's own tmpfs root, which is remounted read-only at the end.
+func (b *Bwrap) args(c Command) []string {
+	args := []string{b.bwrap, "--unshare-all"}
+	if c.Network {
+		args = append(args, "--share-net")
+	}
+	args = append(args, "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox")
+	for _, dir := range systemDirs {
+		fi, err := os.Lstat(dir)
+		switch {
+		case err != nil:
+			continue
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(dir)
+			if err != nil {
+				continue
+			}
+			args = append(args, "--symlink", target, dir)
+		case fi.IsDir():
+			args = append(args, "--ro-bind", dir, dir)
+		}
+	}
+	for _, f := range etcFiles {
+		args = append(args, "--ro-bind-try", "/etc/"+f, "/etc/"+f)
+	}
+	args = append(args, b.mounts...)
+	args = append(args,
+		"--proc", "/proc",
+		"--dev", "/dev",
+		"--tmpfs", "/tmp",
+		"--tmpfs", "/var/tmp",
+		"--bind", b.opts.Workspace, WorkspaceDir,
+		"--bind", b.opts.Cache, CacheDir,
+		"--remount-ro", "/",
+		"--chdir", WorkspaceDir,
+		"--json-status-fd", "3",
+		"bash", "-c", c.Script,
+	)
+	return args
+}
+
+// prlimitArgs returns the prlimit prefix that applies l to the command it
+// execs; hard and soft limits are equal, and the sandbox has no capability
+// to raise them.
+func prlimitArgs(prlimit string, l Limits) []string {
+	return []string{
+		prlimit,
+		"--nproc=" + strconv.Itoa(l.Processes),
+		"--data=" + strconv.FormatInt(l.MemoryBytes, 10),
+		"--fsize=" + strconv.FormatInt(l.FileSizeBytes, 10),
+		"--core=0",
+		"--",
+	}
+}
+
+// bwrapExitCode reads the exit code bwrap wrote to its --json-status-fd
+// file; ok is false when bwrap never reported one (it failed itself).
+func bwrapExitCode(status *os.File) (code int, ok bool) {
+	if _, err := status.Seek(0, 0); err != nil {
+		return 0, false
+	}
+	// bwrap writes one JSON object per line, with no separators between
+	// some versions' objects; a decoder reads them in sequence.
+	dec := json.NewDecoder(bufio.NewReader(status))
+	for {
+		var rec struct {
+			ExitCode *int `json:"exit-code"`
+		}
+		if err := dec.Decode(&rec); err != nil {
+			return 0, false
+		}
+		if rec.ExitCode != nil {
+			return *rec.ExitCode, true
+		}
+	}
+}
