@@ -1,0 +1,17 @@
+// Package llm implements agent.Model: an OpenAI-compatible provider (the
+// official openai-go SDK, so vLLM, Ollama and llama.cpp servers work through
+// a base URL), Anthropic (the official anthropic-sdk-go, with prompt caching
+// on the last messages), and a scripted model for tests and replays.
+//
+// New maps a configured name "provider/model" to a *Model. Every provider
+// model retries transient failures itself (429, 5xx, connection errors,
+// honouring Retry-After) with an injectable sleep, never retries a request
+// the provider refused (400, 401, 403, 404), reports a prompt too long for
+// the context window as agent.ErrContextExceeded, and prices each call from
+// an embedded, dated price table (prices.json) that configuration can
+// override. Token usage is normalised: Usage.InputTokens counts the input
+// billed at the full input price, without cache reads and cache writes.
+//
+// In text mode a model sends no tools: the agent's Env then parses the one
+// fenced bash block of each reply (DESIGN.md §6).
+package llm
