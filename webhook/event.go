@@ -1,0 +1,75 @@
+package webhook
+
+import (
+	"fmt"
+
+	"github.com/agentfix/agentfix/jobs"
+	"github.com/google/go-github/v66/github"
+)
+
+// eventHandler handles the deliveries of one event type.
+type eventHandler interface {
+	// decide turns the payload that github.ParseWebHook returned for the
+	// handler's event into what the delivery asks for. It does no I/O.
+	decide(d delivery, payload any) decision
+}
+
+// delivery is what the headers say about one delivery.
+type delivery struct {
+	id    string // X-GitHub-Delivery
+	event string // X-GitHub-Event
+}
+
+// decision is what one delivery asks for: nothing (ignore, with a reason),
+// or exactly one of the submissions.
+type decision struct {
+	ignore string
+	fix    *jobs.FixIssue
+	revise *jobs.RevisePR
+	notice *jobs.Notice
+	cancel *jobs.Cancel
+}
+
+func ignored(format string, args ...any) decision {
+	return decision{ignore: fmt.Sprintf(format, args...)}
+}
+
+// rules are the operator's settings that routing depends on.
+type rules struct {
+	appID        int64
+	triggerLabel string
+	command      string
+}
+
+// handlers maps event names to their handlers.
+func handlers(r rules) map[string]eventHandler {
+	return map[string]eventHandler{
+		"issues":                      &Issues{rules: r},
+		"issue_comment":               &IssueComment{rules: r},
+		"pull_request_review":         &PullRequestReview{rules: r},
+		"pull_request_review_comment": &PullRequestReviewComment{rules: r},
+		"installation":                &Installation{},
+		"installation_repositories":   &InstallationRepositories{},
+		"ping":                        &Ping{},
+	}
+}
+
+func toRepo(r *github.Repository) jobs.Repo {
+	return jobs.Repo{
+		ID:            r.GetID(),
+		Owner:         r.GetOwner().GetLogin(),
+		Name:          r.GetName(),
+		FullName:      r.GetFullName(),
+		CloneURL:      r.GetCloneURL(),
+		DefaultBranch: r.GetDefaultBranch(),
+		Private:       r.GetPrivate(),
+	}
+}
+
+func toUser(u *github.User) jobs.User {
+	return jobs.User{Login: u.GetLogin(), ID: u.GetID(), Type: u.GetType()}
+}
+
+// isBot reports whether a user is a bot account; bots, the App itself
+// included, never start work.
+func isBot(u *github.User) bool { return u.GetType() == "Bot" }

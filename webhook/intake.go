@@ -1,0 +1,213 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/agentfix/agentfix/internal/logattr"
+	"github.com/agentfix/agentfix/jobs"
+	"github.com/google/go-github/v66/github"
+)
+
+// submitTimeout bounds the claim and the enqueue of one delivery. They run
+// on a context detached from the request, so a client that hangs up cannot
+// leave a delivery half enqueued.
+const submitTimeout = 10 * time.Second
+
+// deliveryID is the form of X-GitHub-Delivery (a GUID on github.com).
+var deliveryID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// response is the JSON body of a 202.
+type response struct {
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// serveWebhook checks, in order, the body size (413), the signature (401),
+// the headers and JSON (400), then routes, claims and enqueues (503 when the
+// queue is unavailable) and answers 202.
+func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
+	event := r.Header.Get("X-GitHub-Event")
+	label := event
+	if _, ok := s.handlers[event]; !ok {
+		label = eventOther
+	}
+	log := s.log.With(logattr.Event, label, logattr.DeliveryID, truncate(r.Header.Get("X-GitHub-Delivery"), 128))
+
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		s.fail(w, log, label, http.StatusRequestEntityTooLarge, outcomeTooLarge, fmt.Sprintf("body exceeds %d bytes", MaxBodyBytes))
+		return
+	case err != nil:
+		s.fail(w, log, label, http.StatusBadRequest, outcomeBadRequest, "read body: "+err.Error())
+		return
+	}
+	if err := verifySignature(s.secret, body, r.Header.Get(signatureHeader)); err != nil {
+		s.fail(w, log, label, http.StatusUnauthorized, outcomeUnauthorized, err.Error())
+		return
+	}
+	d, err := checkHeaders(r)
+	if err != nil {
+		s.fail(w, log, label, http.StatusBadRequest, outcomeBadRequest, err.Error())
+		return
+	}
+	dec, err := s.decide(d, body)
+	if err != nil {
+		s.fail(w, log, label, http.StatusBadRequest, outcomeBadRequest, err.Error())
+		return
+	}
+	if dec.ignore != "" {
+		s.accept(w, log, label, response{Status: outcomeIgnored, Reason: dec.ignore})
+		return
+	}
+	resp, err := s.submit(r.Context(), log, d, dec)
+	if err != nil {
+		s.fail(w, log, label, http.StatusServiceUnavailable, outcomeUnavailable, "queue unavailable, try again")
+		log.Error("enqueue failed", logattr.Err, err)
+		return
+	}
+	s.accept(w, log, label, resp)
+}
+
+// checkHeaders reads the delivery headers.
+func checkHeaders(r *http.Request) (delivery, error) {
+	d := delivery{id: r.Header.Get("X-GitHub-Delivery"), event: r.Header.Get("X-GitHub-Event")}
+	switch {
+	case d.event == "":
+		return d, errors.New("missing X-GitHub-Event")
+	case d.id == "":
+		return d, errors.New("missing X-GitHub-Delivery")
+	case !deliveryID.MatchString(d.id):
+		return d, errors.New("malformed X-GitHub-Delivery")
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return d, errors.New("Content-Type must be application/json (set the webhook's content type to JSON)")
+	}
+	return d, nil
+}
+
+// decide parses the payload and asks the event's handler.
+func (s *Server) decide(d delivery, body []byte) (decision, error) {
+	h, ok := s.handlers[d.event]
+	if !ok {
+		if !json.Valid(body) {
+			return decision{}, errors.New("malformed JSON")
+		}
+		return ignored("event %s is not handled", truncate(d.event, 64)), nil
+	}
+	payload, err := github.ParseWebHook(d.event, body)
+	if err != nil {
+		return decision{}, fmt.Errorf("malformed %s payload: %w", d.event, err)
+	}
+	return h.decide(d, payload), nil
+}
+
+// submit claims the delivery and enqueues its tasks. A failed enqueue
+// releases the claim so GitHub's redelivery is handled.
+func (s *Server) submit(ctx context.Context, log *slog.Logger, d delivery, dec decision) (response, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
+	defer cancel()
+	start := time.Now()
+	defer func() { s.metrics.enqueue.Observe(time.Since(start).Seconds()) }()
+
+	claimed, err := s.claims.claim(ctx, d.id)
+	if err != nil {
+		return response{}, err
+	}
+	if !claimed {
+		return response{Status: outcomeDuplicate, Reason: "delivery already claimed"}, nil
+	}
+	reason, err := s.enqueue(ctx, dec)
+	if errors.Is(err, jobs.ErrDuplicate) {
+		return response{Status: outcomeDuplicate, Reason: "delivery already handled"}, nil
+	}
+	if err != nil {
+		if rerr := s.claims.release(ctx, d.id); rerr != nil {
+			log.Warn("claim not released; it expires by itself", logattr.Err, rerr)
+		}
+		return response{}, err
+	}
+	if err := s.claims.keep(ctx, d.id); err != nil {
+		log.Warn("claim not kept; a redelivery would find the tasks by their ids", logattr.Err, err)
+	}
+	return response{Status: outcomeQueued, Reason: reason}, nil
+}
+
+// enqueue submits the decision's tasks and says what happened.
+func (s *Server) enqueue(ctx context.Context, dec decision) (string, error) {
+	switch {
+	case dec.fix != nil:
+		p := dec.fix
+		outcome, err := s.queue.SubmitFix(ctx, *p)
+		if err != nil {
+			return "", err
+		}
+		if outcome == jobs.OutcomeAlreadyWorking {
+			return fmt.Sprintf("already working on %s#%d", p.Repo.FullName, p.Number), nil
+		}
+		return fmt.Sprintf("fix of %s#%d queued", p.Repo.FullName, p.Number), nil
+	case dec.revise != nil:
+		p := dec.revise
+		outcome, err := s.queue.SubmitRevise(ctx, *p)
+		if err != nil {
+			return "", err
+		}
+		if outcome == jobs.OutcomeFollowUpKept {
+			return fmt.Sprintf("revision of %s#%d running; command kept for a follow-up round", p.Repo.FullName, p.Number), nil
+		}
+		return fmt.Sprintf("revision of %s#%d queued", p.Repo.FullName, p.Number), nil
+	case dec.notice != nil:
+		if err := s.queue.SubmitNotice(ctx, *dec.notice); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("notice queued (%s)", dec.notice.Outcome), nil
+	case dec.cancel != nil:
+		if err := s.queue.SubmitCancel(ctx, *dec.cancel); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("cancel queued (%s)", dec.cancel.Reason), nil
+	}
+	return "", errors.New("empty decision")
+}
+
+func (s *Server) accept(w http.ResponseWriter, log *slog.Logger, event string, resp response) {
+	s.metrics.deliveries.WithLabelValues(event, resp.Status).Inc()
+	level := slog.LevelInfo
+	if resp.Status == outcomeIgnored {
+		level = slog.LevelDebug
+	}
+	log.Log(context.Background(), level, "delivery "+resp.Status, logattr.Outcome, resp.Status, logattr.Reason, resp.Reason)
+	writeJSON(w, http.StatusAccepted, resp)
+}
+
+func (s *Server) fail(w http.ResponseWriter, log *slog.Logger, event string, code int, outcome, msg string) {
+	s.metrics.deliveries.WithLabelValues(event, outcome).Inc()
+	if code != http.StatusServiceUnavailable {
+		log.Warn("delivery refused", logattr.Outcome, outcome, logattr.Reason, msg)
+	}
+	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

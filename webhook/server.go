@@ -1,0 +1,101 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/agentfix/agentfix/config"
+	"github.com/agentfix/agentfix/jobs"
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+)
+
+// MaxBodyBytes is the largest delivery accepted (GitHub caps payloads at
+// 25 MiB).
+const MaxBodyBytes = 25 << 20
+
+// Queue is what the edge needs of the task queues; *jobs.Client implements
+// it. The Submit methods return jobs.ErrDuplicate when the delivery's
+// notice or cancel task exists already.
+type Queue interface {
+	SubmitFix(ctx context.Context, p jobs.FixIssue) (jobs.Outcome, error)
+	SubmitRevise(ctx context.Context, p jobs.RevisePR) (jobs.Outcome, error)
+	SubmitNotice(ctx context.Context, n jobs.Notice) error
+	SubmitCancel(ctx context.Context, c jobs.Cancel) error
+}
+
+// Options are the dependencies of a Server.
+type Options struct {
+	// Config supplies the webhook secret, the App id, the trigger label and
+	// the command.
+	Config *config.App
+	// Redis holds the delivery claims and answers /readyz.
+	Redis redis.UniversalClient
+	// Queue receives the tasks of accepted deliveries.
+	Queue Queue
+	// Registry receives the edge's metrics and is served on /metrics.
+	Registry *prometheus.Registry
+	// Logger receives one record per delivery.
+	Logger *slog.Logger
+}
+
+// Server is the HTTP edge: POST /webhook, GET /healthz, /readyz and /metrics.
+type Server struct {
+	secret   []byte
+	handlers map[string]eventHandler
+	claims   claims
+	queue    Queue
+	rdb      redis.UniversalClient
+	registry *prometheus.Registry
+	metrics  *metrics
+	log      *slog.Logger
+}
+
+// New returns the edge. It refuses an empty webhook secret: go-github's
+// ValidatePayload would then accept unsigned requests, and /webhook is never
+// served without a secret.
+func New(o Options) (*Server, error) {
+	switch {
+	case o.Config == nil || o.Redis == nil || o.Queue == nil || o.Registry == nil || o.Logger == nil:
+		return nil, errors.New("webhook: Config, Redis, Queue, Registry and Logger are required")
+	case o.Config.WebhookSecret == "":
+		return nil, errors.New("webhook: AGENTFIX_WEBHOOK_SECRET is empty; /webhook is never served without it")
+	case o.Config.AppID == 0:
+		return nil, errors.New("webhook: AGENTFIX_APP_ID is not set")
+	}
+	m, err := newMetrics(o.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("webhook: %w", err)
+	}
+	r := rules{appID: o.Config.AppID, triggerLabel: o.Config.TriggerLabel, command: o.Config.Command}
+	return &Server{
+		secret:   []byte(o.Config.WebhookSecret),
+		handlers: handlers(r),
+		claims:   claims{rdb: o.Redis, appID: o.Config.AppID},
+		queue:    o.Queue,
+		rdb:      o.Redis,
+		registry: o.Registry,
+		metrics:  m,
+		log:      o.Logger,
+	}, nil
+}
+
+// Routes mounts the edge's endpoints on r.
+func (s *Server) Routes(r chi.Router) {
+	r.Post("/webhook", s.serveWebhook)
+	r.Get("/healthz", Healthz)
+	r.Get("/readyz", Readyz(s.rdb))
+	r.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+}
+
+// Handler returns a router with the edge's endpoints.
+func (s *Server) Handler() http.Handler {
+	r := chi.NewRouter()
+	s.Routes(r)
+	return r
+}
