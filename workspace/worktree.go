@@ -1,0 +1,326 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults of WorkTreeOptions.
+const (
+	DefaultBranch       = "agentfix"
+	DefaultGitTimeout   = 5 * time.Minute
+	DefaultMaxDiffBytes = 16 << 20
+)
+
+// baseRef is where the private git dir keeps the recorded base commit.
+const baseRef = "refs/agentfix/base"
+
+// WorkTreeOptions configure a job's working copy.
+type WorkTreeOptions struct {
+	// Dir is the job directory; it must not exist yet or be empty. It
+	// receives the working copy (workspace/), the private git dir (git/),
+	// the sandbox cache (cache/) and an empty HOME for git (githome/).
+	Dir string
+	// Branch is the branch checked out in the working copy's own .git.
+	Branch string
+	// GitTimeout bounds every git command.
+	GitTimeout time.Duration
+	// MaxDiffBytes bounds the diff Diff returns.
+	MaxDiffBytes int64
+	// Logger receives debug records; nil discards them.
+	Logger *slog.Logger
+}
+
+// WorkTree is one job's working copy and the private git directory the
+// worker diffs and commits with. The working copy has its own ordinary .git
+// (so the agent can run git in the sandbox) which the worker never reads;
+// the private git dir lives outside the working copy, is never mounted in a
+// sandbox, and shares no file with any other repository (no alternates, no
+// hardlinks). Diff, Changes and Commit compare the working copy with the
+// base commit recorded at creation, whatever the agent did to its .git.
+// A WorkTree is safe for concurrent use.
+type WorkTree struct {
+	dir, work, cache string
+	base             string
+	git              gitRunner // private git dir + work tree
+	maxDiff          int64
+	log              *slog.Logger
+	mu               sync.Mutex // serializes use of the private index
+}
+
+var commitID = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+
+// NewWorkTreeFromRepo makes a working copy of the commit at HEAD of the
+// local repository src (a checkout or a bare repository), as `bot fix`
+// does. Uncommitted changes in src are not copied, and src is never written.
+func NewWorkTreeFromRepo(ctx context.Context, src string, o WorkTreeOptions) (*WorkTree, error) {
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		return nil, fmt.Errorf("work tree from %s: %w", src, err)
+	}
+	w, err := newWorkTree(o)
+	if err != nil {
+		return nil, fmt.Errorf("work tree from %s: %w", src, err)
+	}
+	if err := w.fetchBase(ctx, abs, "+HEAD:"+baseRef); err != nil {
+		return nil, fmt.Errorf("work tree from %s: %w", src, err)
+	}
+	if err := w.checkout(ctx, o.Branch); err != nil {
+		return nil, fmt.Errorf("work tree from %s: %w", src, err)
+	}
+	return w, nil
+}
+
+// NewWorkTreeFromBare makes a working copy of commit (a full object id)
+// from the bare repository bare, such as the repository cache.
+func NewWorkTreeFromBare(ctx context.Context, bare, commit string, o WorkTreeOptions) (*WorkTree, error) {
+	if !commitID.MatchString(commit) {
+		return nil, fmt.Errorf("work tree from %s: %q is not a full commit id", bare, commit)
+	}
+	abs, err := filepath.Abs(bare)
+	if err != nil {
+		return nil, fmt.Errorf("work tree from %s: %w", bare, err)
+	}
+	w, err := newWorkTree(o)
+	if err != nil {
+		return nil, fmt.Errorf("work tree from %s: %w", bare, err)
+	}
+	if err := w.fetchBase(ctx, abs, "+"+commit+":"+baseRef); err != nil {
+		return nil, fmt.Errorf("work tree from %s at %s: %w", bare, commit, err)
+	}
+	if err := w.checkout(ctx, o.Branch); err != nil {
+		return nil, fmt.Errorf("work tree from %s at %s: %w", bare, commit, err)
+	}
+	return w, nil
+}
+
+// newWorkTree creates the job directory layout and the private git dir.
+func newWorkTree(o WorkTreeOptions) (*WorkTree, error) {
+	if o.Dir == "" {
+		return nil, errors.New("job directory is required")
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return nil, fmt.Errorf("job directory %s is not empty", dir)
+	}
+	if o.GitTimeout <= 0 {
+		o.GitTimeout = DefaultGitTimeout
+	}
+	if o.MaxDiffBytes <= 0 {
+		o.MaxDiffBytes = DefaultMaxDiffBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	w := &WorkTree{
+		dir:     dir,
+		work:    filepath.Join(dir, "workspace"),
+		cache:   filepath.Join(dir, "cache"),
+		maxDiff: o.MaxDiffBytes,
+		log:     o.Logger,
+	}
+	home := filepath.Join(dir, "githome")
+	for _, d := range []string{w.work, w.cache, home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	private := filepath.Join(dir, "git")
+	w.git = gitRunner{gitDir: private, workTree: w.work, home: home, timeout: o.GitTimeout}
+	initGit := gitRunner{home: home, timeout: o.GitTimeout}
+	if _, err := initGit.text(context.Background(), "init", "--quiet", "--bare", private); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// fetchBase fetches refspec from src into the private git dir and records
+// the base commit. A fetch copies objects into a new pack: nothing is
+// hardlinked or borrowed.
+func (w *WorkTree) fetchBase(ctx context.Context, src, refspec string) error {
+	fetch := gitRunner{gitDir: w.git.gitDir, home: w.git.home, timeout: w.git.timeout}
+	if _, err := fetch.text(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", src, refspec); err != nil {
+		return err
+	}
+	base, err := fetch.text(ctx, "rev-parse", "--verify", "--end-of-options", baseRef+"^{commit}")
+	if err != nil {
+		return err
+	}
+	w.base = base
+	_, err = fetch.text(ctx, "update-ref", "--no-deref", "HEAD", base)
+	return err
+}
+
+// checkout fills the working copy from the private git dir and gives it its
+// own .git with branch checked out at the base commit.
+func (w *WorkTree) checkout(ctx context.Context, branch string) error {
+	if branch == "" {
+		branch = DefaultBranch
+	}
+	if _, err := w.git.text(ctx, "check-ref-format", "--branch", branch); err != nil {
+		return fmt.Errorf("branch name %q: %w", branch, err)
+	}
+	if _, err := w.git.text(ctx, "reset", "--quiet", "--hard", w.base); err != nil {
+		return err
+	}
+	own := gitRunner{home: w.git.home, timeout: w.git.timeout}
+	if _, err := own.text(ctx, "init", "--quiet", "--initial-branch="+branch, w.work); err != nil {
+		return err
+	}
+	own = gitRunner{gitDir: filepath.Join(w.work, ".git"), workTree: w.work, home: w.git.home, timeout: w.git.timeout}
+	if _, err := own.text(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--update-head-ok", w.git.gitDir, "+"+w.base+":refs/heads/"+branch); err != nil {
+		return err
+	}
+	// A mixed reset fills the working copy's index; its files are already
+	// there.
+	_, err := own.text(ctx, "reset", "--quiet")
+	return err
+}
+
+// Dir is the host path of the working copy, to mount at /workspace.
+func (w *WorkTree) Dir() string { return w.work }
+
+// CacheDir is the host path of the job's sandbox cache, to mount at /cache.
+func (w *WorkTree) CacheDir() string { return w.cache }
+
+// GitDir is the host path of the private git dir; never give it to a
+// sandbox.
+func (w *WorkTree) GitDir() string { return w.git.gitDir }
+
+// Base is the commit the job started from; Diff and Changes compare with it.
+func (w *WorkTree) Base() string { return w.base }
+
+// Remove deletes the job directory, including files the sandbox made
+// unreadable.
+func (w *WorkTree) Remove() error {
+	filepath.WalkDir(w.dir, func(path string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() && d.Type()&fs.ModeSymlink == 0 {
+			os.Chmod(path, 0o755)
+		}
+		return nil
+	})
+	if err := os.RemoveAll(w.dir); err != nil {
+		return fmt.Errorf("remove job directory: %w", err)
+	}
+	return nil
+}
+
+// stage records every file of the working copy in the private index: new,
+// changed and deleted files, respecting the .gitignore files of the working
+// copy (as `git add -A` does, so build outputs and dependencies the
+// repository ignores stay out). Nothing else is excluded but .git
+// directories and the nested repositories that contain one (git can only
+// record those as submodule links, and refuses one without a commit); it
+// returns their paths. The caller holds w.mu.
+func (w *WorkTree) stage(ctx context.Context) ([]string, error) {
+	if _, err := os.Stat(w.work); err != nil {
+		return nil, fmt.Errorf("working copy: %w", err)
+	}
+	nested := nestedRepos(w.work)
+	args := []string{"add", "--all", "--", "."}
+	for _, dir := range nested {
+		args = append(args, ":(top,literal,exclude)"+dir)
+	}
+	_, err := w.git.text(ctx, args...)
+	return nested, err
+}
+
+// nestedRepos returns the slash-separated paths, relative to root, of the
+// directories below root that hold a .git entry.
+func nestedRepos(root string) []string {
+	var nested []string
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if p == root {
+			return nil
+		}
+		if d.Name() == ".git" {
+			return fs.SkipDir
+		}
+		if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
+			rel, _ := filepath.Rel(root, p)
+			nested = append(nested, filepath.ToSlash(rel))
+			return fs.SkipDir
+		}
+		return nil
+	})
+	return nested
+}
+
+// Diff returns the patch from the base commit to the working copy: every
+// change including new files, binary-safe (`--binary`), with renames
+// detected, computed with the private git dir (no external diff, no
+// textconv). It is empty when nothing changed.
+func (w *WorkTree) Diff(ctx context.Context) (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, err := w.stage(ctx); err != nil {
+		return "", fmt.Errorf("diff: %w", err)
+	}
+	out, err := w.git.run(ctx, nil, w.maxDiff, nil, "diff", "--cached", "--binary", "--find-renames",
+		"--no-ext-diff", "--no-textconv", "--no-color", "--src-prefix=a/", "--dst-prefix=b/", w.base, "--")
+	if err != nil {
+		return "", fmt.Errorf("diff: %w", err)
+	}
+	return string(out), nil
+}
+
+// Head returns the commit at the private HEAD: the base commit, or the
+// last commit Commit made.
+func (w *WorkTree) Head(ctx context.Context) (string, error) {
+	head, err := w.git.text(ctx, "rev-parse", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("head: %w", err)
+	}
+	return head, nil
+}
+
+// Changes summarizes the change from the base commit to the working copy;
+// see Changes.
+func (w *WorkTree) Changes(ctx context.Context) (Changes, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	nested, err := w.stage(ctx)
+	if err != nil {
+		return Changes{}, fmt.Errorf("changes: %w", err)
+	}
+	out, err := w.git.run(ctx, nil, 64<<20, nil, "diff", "--cached", "--name-status", "-z", "--no-renames",
+		"--no-ext-diff", "--no-textconv", w.base, "--")
+	if err != nil {
+		return Changes{}, fmt.Errorf("changes: %w", err)
+	}
+	c, err := parseNameStatus(string(out))
+	c.NestedRepos = nested
+	return c, err
+}
+
+// parseNameStatus reads `git diff --name-status -z --no-renames`.
+func parseNameStatus(out string) (Changes, error) {
+	var c Changes
+	fields := strings.Split(strings.TrimSuffix(out, "\x00"), "\x00")
+	if out == "" {
+		fields = nil
+	}
+	if len(fields)%2 != 0 {
+		return c, fmt.Errorf("changes: unexpected name-status output %q", out)
+	}
+	for i := 0; i < len(fields); i += 2 {
+		c.add(fields[i], fields[i+1])
+	}
+	return c, nil
+}
