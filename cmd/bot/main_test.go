@@ -1,0 +1,314 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"flag"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agentfix/agentfix/internal/redistest"
+	"github.com/agentfix/agentfix/jobs"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// syncBuffer is a bytes.Buffer safe for the logger and the test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// running is a Main started in the background.
+type running struct {
+	addr   string
+	stderr *syncBuffer
+	stop   func() error
+}
+
+// start runs `bot args...` with environ in a fresh working directory and
+// waits until it listens. stop cancels it and returns Run's error.
+func start(t *testing.T, environ []string, args ...string) *running {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	listening := make(chan string, 1)
+	stderr := &syncBuffer{}
+	m := &Main{
+		Args: args, WorkDir: t.TempDir(), Stdout: io.Discard, Stderr: stderr,
+		Environ:   append([]string{"AGENTFIX_LISTEN_ADDR=127.0.0.1:0", "AGENTFIX_LOG_FORMAT=text"}, environ...),
+		Listening: func(addr string) { listening <- addr },
+	}
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	var once sync.Once
+	var runErr error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			runErr = <-done
+			if err := m.Close(); runErr == nil {
+				runErr = err
+			}
+		})
+		return runErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	select {
+	case addr := <-listening:
+		return &running{addr: "http://" + addr, stderr: stderr, stop: stop}
+	case err := <-done:
+		t.Fatalf("bot %v ended before listening: %v\n%s", args, err, stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("bot %v did not listen within 30s\n%s", args, stderr.String())
+	}
+	return nil
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestServeSetupMode(t *testing.T) {
+	bot := start(t, nil, "serve")
+	tests := []struct {
+		method, path string
+		code         int
+	}{
+		{"GET", "/healthz", 200},
+		{"GET", "/readyz", 200},
+		{"GET", "/setup", 200},
+		{"GET", "/metrics", 200},
+		{"POST", "/webhook", 404},
+	}
+	for _, tt := range tests {
+		req, _ := http.NewRequest(tt.method, bot.addr+tt.path, strings.NewReader("{}"))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.code {
+			t.Errorf("%s %s = %d, want %d", tt.method, tt.path, resp.StatusCode, tt.code)
+		}
+	}
+	if err := bot.stop(); err != nil {
+		t.Errorf("Run after cancel = %v, want nil (graceful shutdown)", err)
+	}
+	logs := bot.stderr.String()
+	for _, want := range []string{"setup mode: no GitHub App is configured", "in-process Redis; it is not durable"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("logs lack %q:\n%s", want, logs)
+		}
+	}
+}
+
+func TestSetupPageGolden(t *testing.T) {
+	bot := start(t, nil, "serve")
+	req, _ := http.NewRequest("GET", bot.addr+"/setup", nil)
+	req.Host = "bot.example.com"
+	req.Header.Set("X-Forwarded-Proto", "https")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	golden := filepath.Join("testdata", "setup.golden")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("/setup differs from %s (-want +got):\n%s", golden, diff)
+	}
+	if !strings.Contains(string(got), "https://bot.example.com/webhook") {
+		t.Errorf("/setup does not show the webhook URL from the request")
+	}
+}
+
+// appKey writes a fresh App private key and returns its path.
+func appKey(t *testing.T) string {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "app.pem")
+	b := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestStartupErrors(t *testing.T) {
+	key := appKey(t)
+	tests := []struct {
+		name    string
+		args    []string
+		environ []string
+		want    string
+		code    int
+	}{
+		{"no command", nil, nil, "usage: bot <command> [flags]", 2},
+		{"unknown command", []string{"deploy"}, nil, `unknown command "deploy"`, 2},
+		{"unknown flag", []string{"serve", "--port", "1"}, nil, "flag provided but not defined: -port", 2},
+		{"id without key", []string{"serve"}, []string{"AGENTFIX_APP_ID=1", "AGENTFIX_WEBHOOK_SECRET=s"}, "AGENTFIX_PRIVATE_KEY: required when AGENTFIX_APP_ID is set (or set AGENTFIX_PRIVATE_KEY_FILE)", 2},
+		{"key without id", []string{"serve"}, []string{"AGENTFIX_PRIVATE_KEY_FILE=" + key, "AGENTFIX_WEBHOOK_SECRET=s"}, "AGENTFIX_APP_ID: required when a private key is configured (the App's id is on its settings page)", 2},
+		{"app without secret", []string{"serve"}, []string{"AGENTFIX_APP_ID=1", "AGENTFIX_PRIVATE_KEY_FILE=" + key}, "AGENTFIX_WEBHOOK_SECRET: required when the GitHub App is configured (/webhook is never served without it)", 2},
+		{"webhook without redis", []string{"webhook"}, []string{"AGENTFIX_APP_ID=1", "AGENTFIX_PRIVATE_KEY_FILE=" + key, "AGENTFIX_WEBHOOK_SECRET=s"}, "AGENTFIX_REDIS_URL: required by this command (only `bot serve` embeds an in-process Redis)", 2},
+		{"webhook in setup mode", []string{"webhook"}, []string{"AGENTFIX_REDIS_URL=redis://127.0.0.1:1/0"}, "AGENTFIX_APP_ID: required by `bot webhook` (setup mode is served by `bot serve`)", 2},
+		{"bad redis url", []string{"webhook"}, []string{"AGENTFIX_APP_ID=1", "AGENTFIX_PRIVATE_KEY_FILE=" + key, "AGENTFIX_WEBHOOK_SECRET=s", "AGENTFIX_REDIS_URL=memcached://x"}, `AGENTFIX_REDIS_URL: scheme must be redis://, rediss:// or redis-sentinel://, got "memcached://"`, 2},
+		{"missing config file", []string{"serve", "--config", "missing.yml"}, nil, "read config file: open", 2},
+		{"unusable listen address", []string{"serve"}, []string{"AGENTFIX_LISTEN_ADDR=256.0.0.1:80"}, "listen on 256.0.0.1:80", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &Main{Args: tt.args, Environ: tt.environ, WorkDir: t.TempDir(), Stdout: io.Discard, Stderr: io.Discard}
+			err := m.Run(context.Background())
+			_ = m.Close()
+			if err == nil {
+				t.Fatalf("Run succeeded, want %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Run error = %q, want it to contain %q", err, tt.want)
+			}
+			if strings.HasPrefix(tt.want, "AGENTFIX_") && strings.Contains(err.Error(), "\n") {
+				t.Errorf("Run error has several lines, want one naming the variable:\n%v", err)
+			}
+			if got := exitCode(err); got != tt.code {
+				t.Errorf("exit code = %d, want %d", got, tt.code)
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	m := &Main{Args: []string{"version"}, Stdout: &out, Stderr: io.Discard}
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.HasPrefix(got, "bot ") || !strings.Contains(got, " go1.") {
+		t.Errorf("version output = %q, want \"bot <version> ... go1.x\"", got)
+	}
+}
+
+// labeled is a signed issues.labeled delivery with the trigger label.
+func labeled(t *testing.T, secret string) ([]byte, string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "webhook", "testdata", "issues.labeled.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["label"].(map[string]any)["name"] = "agent-fix"
+	b, _ := json.Marshal(m)
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(b)
+	return b, "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+func deliver(t *testing.T, url, id string, body []byte, sig string) int {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url+"/webhook", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", "issues")
+	req.Header.Set("X-GitHub-Delivery", id)
+	req.Header.Set("X-Hub-Signature-256", sig)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestWebhookEnqueuesOnePerTrigger runs `bot webhook` against a real Redis:
+// a label delivery, sent twice, leaves exactly one fix task.
+func TestWebhookEnqueuesOnePerTrigger(t *testing.T) {
+	srv := redistest.Start(t)
+	const secret = "s3cret"
+	bot := start(t, []string{"AGENTFIX_APP_ID=42", "AGENTFIX_PRIVATE_KEY_FILE=" + appKey(t), "AGENTFIX_WEBHOOK_SECRET=" + secret, "AGENTFIX_REDIS_URL=" + srv.URL()}, "webhook")
+	body, sig := labeled(t, secret)
+	for range 2 {
+		if code := deliver(t, bot.addr, "d-1", body, sig); code != http.StatusAccepted {
+			t.Errorf("delivery = %d, want 202", code)
+		}
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	infos, err := asynq.NewInspectorFromRedisClient(rdb).ListPendingTasks(jobs.QueueAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(infos) != 1 || infos[0].ID != "fix:codertocat/hello-world#1" {
+		t.Errorf("agent tasks = %v, want one fix:codertocat/hello-world#1", infos)
+	}
+	if code, _ := get(t, bot.addr+"/readyz"); code != 200 {
+		t.Errorf("/readyz = %d, want 200", code)
+	}
+}
+
+// TestServeEmbeddedRedis runs `bot serve` with an App but no Redis URL: the
+// in-process Redis takes the tasks.
+func TestServeEmbeddedRedis(t *testing.T) {
+	const secret = "s3cret"
+	bot := start(t, []string{"AGENTFIX_APP_ID=42", "AGENTFIX_PRIVATE_KEY_FILE=" + appKey(t), "AGENTFIX_WEBHOOK_SECRET=" + secret}, "serve")
+	body, sig := labeled(t, secret)
+	if code := deliver(t, bot.addr, "d-1", body, sig); code != http.StatusAccepted {
+		t.Errorf("delivery = %d, want 202", code)
+	}
+	_, metrics := get(t, bot.addr+"/metrics")
+	if !strings.Contains(metrics, `agentfix_webhook_deliveries_total{event="issues",outcome="queued"} 1`) {
+		t.Errorf("/metrics does not count the queued delivery")
+	}
+	if err := bot.stop(); err != nil {
+		t.Errorf("Run after cancel = %v, want nil", err)
+	}
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agentfix/agentfix/config"
+)
+
+// openRedis connects to AGENTFIX_REDIS_URL, or, when it is empty and embed
+// is true (serve), starts an in-process Redis that is lost with the process.
+func (m *Main) openRedis(ctx context.Context, cfg *config.App, log *slog.Logger, embed bool) (redis.UniversalClient, error) {
+	if cfg.RedisURL == "" {
+		if !embed {
+			return nil, configError{fmt.Errorf("AGENTFIX_REDIS_URL: required by this command (only `bot serve` embeds an in-process Redis)")}
+		}
+		mr := miniredis.NewMiniRedis()
+		if err := mr.StartAddr("127.0.0.1:0"); err != nil {
+			return nil, fmt.Errorf("start in-process redis: %w", err)
+		}
+		m.onClose(func() error { mr.Close(); return nil })
+		log.Warn("AGENTFIX_REDIS_URL is empty: using an in-process Redis; it is not durable, queued jobs and delivery claims are lost when the process stops")
+		rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+		m.onClose(rdb.Close)
+		return rdb, nil
+	}
+	opt, err := asynq.ParseRedisURI(cfg.RedisURL)
+	if err != nil {
+		return nil, configError{fmt.Errorf("AGENTFIX_REDIS_URL: %w", err)}
+	}
+	rdb, ok := opt.MakeRedisClient().(redis.UniversalClient)
+	if !ok {
+		return nil, fmt.Errorf("AGENTFIX_REDIS_URL: unsupported connection type %T", opt)
+	}
+	m.onClose(rdb.Close)
+	checkRedis(ctx, rdb, log)
+	return rdb, nil
+}
+
+// checkRedis warns when Redis is unreachable at startup (the process still
+// starts; /readyz reports it) or evicts keys, which would drop queued tasks.
+func checkRedis(ctx context.Context, rdb redis.UniversalClient, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		log.Warn("redis unreachable at startup; /readyz fails until it answers", logErr(err))
+		return
+	}
+	policy, err := rdb.ConfigGet(ctx, "maxmemory-policy").Result()
+	if err != nil {
+		return // CONFIG is often disabled on managed Redis
+	}
+	if p := policy["maxmemory-policy"]; p != "" && p != "noeviction" {
+		log.Warn("redis maxmemory-policy is " + p + ", not noeviction: Redis may drop queued tasks under memory pressure")
+	}
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/agentfix/agentfix/webhook"
+)
+
+// runServe runs everything in one process: the HTTP edge now, and the
+// workers once jobs/worker exists. With no App configured it runs in setup
+// mode: /healthz, /readyz and /setup only, never /webhook. Without
+// AGENTFIX_REDIS_URL it embeds an in-process Redis (not durable).
+func (m *Main) runServe(ctx context.Context, args []string) error {
+	var cf configFlags
+	if err := parse(m.flagSet("serve", &cf), args); err != nil {
+		return err
+	}
+	cfg, log, err := m.loadConfig(cf)
+	if err != nil {
+		return err
+	}
+	rdb, err := m.openRedis(ctx, cfg, log, true)
+	if err != nil {
+		return err
+	}
+	reg := newRegistry()
+	r := chi.NewRouter()
+	if cfg.SetupMode() {
+		log.Warn("setup mode: no GitHub App is configured; open /setup to create one")
+		r.Get("/healthz", webhook.Healthz)
+		r.Get("/readyz", webhook.Readyz(rdb))
+		r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		mountSetup(r, cfg)
+	} else if err := mountEdge(r, cfg, rdb, reg, log); err != nil {
+		return err
+	}
+	return m.serveHTTP(ctx, cfg.ListenAddr, r, log)
+}

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+)
+
+// runVersion prints the module version, the VCS revision and the Go
+// version the binary was built with.
+func (m *Main) runVersion(_ context.Context, args []string) error {
+	if err := parse(m.flagSet("version", nil), args); err != nil {
+		return err
+	}
+	fmt.Fprintln(m.Stdout, versionString())
+	return nil
+}
+
+func versionString() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "bot (no build information)"
+	}
+	s := "bot " + info.Main.Version
+	var rev, modified string
+	for _, kv := range info.Settings {
+		switch kv.Key {
+		case "vcs.revision":
+			rev = kv.Value
+		case "vcs.modified":
+			if kv.Value == "true" {
+				modified = "+dirty"
+			}
+		}
+	}
+	if rev != "" {
+		s += fmt.Sprintf(" (%.12s%s)", rev, modified)
+	}
+	return s + " " + info.GoVersion
+}
