@@ -126,4 +126,3 @@ func ambiguous(ctx context.Context, err error) bool {
 	var ue *url.Error
 	return errors.As(err, &ue)
 }
-

@@ -91,13 +91,16 @@ func (r *retrier) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// hideExhaustedRate drops X-RateLimit-Remaining: 0 from a successful answer.
-// go-github would otherwise refuse every later call locally until the reset,
-// bypassing the bounded wait; without it the next call reaches GitHub, gets
-// the 403 with the reset time, and waits like any other rate limit.
+// hideExhaustedRate drops the rate limit headers of a successful answer that
+// used the last request of the window. go-github would otherwise refuse
+// every later call locally until the reset, bypassing the bounded wait;
+// without them the next call reaches GitHub, gets the 403 with the reset
+// time, and waits like any other rate limit. (The meter below has recorded
+// them.)
 func hideExhaustedRate(resp *http.Response) {
 	if resp.StatusCode < 300 && resp.Header.Get("X-RateLimit-Remaining") == "0" {
 		resp.Header.Del("X-RateLimit-Remaining")
+		resp.Header.Del("X-RateLimit-Reset")
 	}
 }
 

@@ -83,6 +83,13 @@ func (f *Fake) Inject(ft Fault) {
 	if ft.Status < 100 || ft.Status > 599 {
 		f.fatalf("fault status %d", ft.Status)
 	}
+	h := http.Header{} // canonical keys, whatever the caller wrote
+	for k, vs := range ft.Header {
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	ft.Header = h
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.faults = append(f.faults, &ft)
@@ -111,9 +118,7 @@ func (f *Fake) takeFault(method, p string) *Fault {
 // write answers the fault.
 func (ft *Fault) write(w http.ResponseWriter, appID int64) {
 	for k, vs := range ft.Header {
-		for _, v := range vs {
-			w.Header().Add(k, v)
-		}
+		w.Header()[k] = vs
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(ft.Status)

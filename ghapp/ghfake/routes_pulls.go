@@ -20,6 +20,7 @@ func (f *Fake) routePulls(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+r+"/{number}/comments", f.repoAuth(f.listReviewComments))
 	mux.HandleFunc("GET "+r+"/{number}/reviews", f.repoAuth(f.listReviews))
 	mux.HandleFunc("GET "+r+"/{number}/reviews/{review}/comments", f.repoAuth(f.listReviewComments))
+	mux.HandleFunc("POST "+r+"/{number}/comments", f.repoAuth(f.createReviewComment))
 	mux.HandleFunc("POST "+r+"/{number}/comments/{id}/replies", f.repoAuth(f.replyToReviewComment))
 }
 
@@ -257,23 +258,72 @@ func (f *Fake) listReviews(w http.ResponseWriter, r *http.Request, rp *repo, _ *
 	writeJSON(w, http.StatusOK, out)
 }
 
-// replyToReviewComment serves POST …/comments/{id}/replies: the reply joins
-// the thread of the comment (its first comment, for a reply to a reply).
+// createReviewComment serves POST …/pulls/{number}/comments: a reply when
+// in_reply_to is set (everything but the body is then ignored), else a new
+// single-comment review on commit_id, path and line.
+func (f *Fake) createReviewComment(w http.ResponseWriter, r *http.Request, rp *repo, tok *token) {
+	pr := prOf(w, r, rp)
+	if pr == nil {
+		return
+	}
+	var req struct {
+		Body      string `json:"body"`
+		InReplyTo int64  `json:"in_reply_to"`
+		CommitID  string `json:"commit_id"`
+		Path      string `json:"path"`
+		Line      int    `json:"line"`
+		Side      string `json:"side"`
+	}
+	if !decodeBody(w, r, &req) || !checkBody(w, "PullRequestReviewComment", req.Body) {
+		return
+	}
+	if req.InReplyTo != 0 {
+		f.reply(w, rp, pr, tok, req.InReplyTo, req.Body)
+		return
+	}
+	if req.Path == "" || req.Line <= 0 {
+		writeValidation(w, "PullRequestReviewComment", "path", "missing_field", "")
+		return
+	}
+	if sha, ok := f.resolve(rp, req.CommitID); !ok || sha != req.CommitID {
+		writeValidation(w, "PullRequestReviewComment", "commit_id", "invalid", "")
+		return
+	}
+	if req.Side == "" {
+		req.Side = "RIGHT"
+	}
+	rv := &Review{ID: f.newID(), PR: pr.Number, Author: f.actor(tok), State: "COMMENTED"}
+	rp.reviews = append(rp.reviews, rv)
+	c := &ReviewComment{
+		ID: f.newID(), PR: pr.Number, ReviewID: rv.ID, Author: rv.Author, Body: req.Body,
+		Path: req.Path, Line: req.Line, Side: req.Side, CommitID: req.CommitID, CreatedAt: time.Now(),
+	}
+	rp.reviewComment = append(rp.reviewComment, c)
+	writeJSON(w, http.StatusCreated, f.reviewCommentJSON(rp, c))
+}
+
+// replyToReviewComment serves POST …/comments/{id}/replies.
 func (f *Fake) replyToReviewComment(w http.ResponseWriter, r *http.Request, rp *repo, tok *token) {
 	pr := prOf(w, r, rp)
 	if pr == nil {
 		return
 	}
 	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	i := slices.IndexFunc(rp.reviewComment, func(c *ReviewComment) bool { return c.ID == id && c.PR == pr.Number })
-	if i < 0 {
-		writeError(w, http.StatusNotFound, "Not Found")
-		return
-	}
 	var req struct {
 		Body string `json:"body"`
 	}
 	if !decodeBody(w, r, &req) || !checkBody(w, "PullRequestReviewComment", req.Body) {
+		return
+	}
+	f.reply(w, rp, pr, tok, id, req.Body)
+}
+
+// reply adds a reply to review comment id in its thread (the thread's first
+// comment, for a reply to a reply).
+func (f *Fake) reply(w http.ResponseWriter, rp *repo, pr *PR, tok *token, id int64, body string) {
+	i := slices.IndexFunc(rp.reviewComment, func(c *ReviewComment) bool { return c.ID == id && c.PR == pr.Number })
+	if i < 0 {
+		writeError(w, http.StatusNotFound, "Not Found")
 		return
 	}
 	parent := rp.reviewComment[i]
@@ -284,7 +334,7 @@ func (f *Fake) replyToReviewComment(w http.ResponseWriter, r *http.Request, rp *
 	rv := &Review{ID: f.newID(), PR: pr.Number, Author: f.actor(tok), State: "COMMENTED"}
 	rp.reviews = append(rp.reviews, rv)
 	c := &ReviewComment{
-		ID: f.newID(), PR: pr.Number, ReviewID: rv.ID, InReplyTo: root, Author: rv.Author, Body: req.Body,
+		ID: f.newID(), PR: pr.Number, ReviewID: rv.ID, InReplyTo: root, Author: rv.Author, Body: body,
 		Path: parent.Path, Line: parent.Line, Side: parent.Side, DiffHunk: parent.DiffHunk, CommitID: parent.CommitID,
 		CreatedAt: time.Now(),
 	}
