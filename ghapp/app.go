@@ -21,6 +21,10 @@ import (
 // DefaultAPIURL is GitHub's REST base URL.
 const DefaultAPIURL = "https://api.github.com/"
 
+// defaultResponseHeaderTimeout bounds the wait for an answer's headers on
+// the default transport.
+const defaultResponseHeaderTimeout = time.Minute
+
 // defaultMinTokenValidity is how long a token from App.Token stays valid at
 // least, unless GitHub issues shorter ones.
 const defaultMinTokenValidity = 10 * time.Minute
@@ -36,7 +40,8 @@ type Options struct {
 	// any path is kept as is.
 	APIURL string
 	// Transport sends the requests (default: a clone of
-	// http.DefaultTransport).
+	// http.DefaultTransport that waits at most a minute for an answer's
+	// headers). Deadlines of whole calls come from their contexts.
 	Transport http.RoundTripper
 	// UserAgent is sent with every request (default "agentfix").
 	UserAgent string
@@ -98,7 +103,9 @@ func New(opts Options) (*App, error) {
 	}
 	base := opts.Transport
 	if base == nil {
-		base = http.DefaultTransport.(*http.Transport).Clone()
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.ResponseHeaderTimeout = defaultResponseHeaderTimeout
+		base = tr
 	}
 	m, err := newMeter(base, opts.Registerer)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -243,7 +244,7 @@ func TestTokenIsRedacted(t *testing.T) {
 	tok := ghapp.Token{Value: "ghs_secret", ExpiresAt: time.Unix(0, 0)}
 	var logs syncBuffer
 	slog.New(slog.NewJSONHandler(&logs, nil)).Info("token", "tok", tok)
-	for _, s := range []string{fmt.Sprint(tok), fmt.Sprintf("%v %+v %s", tok, tok, tok), logs.String()} {
+	for _, s := range []string{fmt.Sprint(tok), fmt.Sprintf("%v %+v %s %#v", tok, tok, tok, tok), logs.String()} {
 		if strings.Contains(s, "ghs_secret") {
 			t.Errorf("token printed: %s", s)
 		}
@@ -260,5 +261,39 @@ func TestSuspendedInstallation(t *testing.T) {
 	var rl *ghapp.RateLimitError
 	if errors.As(err, &rl) {
 		t.Errorf("a suspension was taken for a rate limit: %v", err)
+	}
+}
+
+func TestConcurrentUseIsSafe(t *testing.T) {
+	e := setup(t)
+	e.f.SetTokenTTL(30 * time.Second) // every call renews its token
+	n := e.f.AddIssue(widgetName, ghfakeIssue("Crash"))
+	ctx := context.Background()
+	errs := make(chan error, 24)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := e.app.Installation(installationID)
+			if err == nil {
+				_, err = c.Issue(ctx, widget, n)
+			}
+			errs <- err
+			_, err = e.app.Token(ctx, installationID, widget)
+			errs <- err
+			_, err = e.app.Identity(ctx)
+			errs <- err
+			if i%4 == 0 {
+				e.app.Forget(installationID)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -44,7 +44,7 @@ var markerRE = regexp.MustCompile(`<!-- agentfix:[^>]*-->`)
 // status comment, and a comment creation that failed ambiguously is looked
 // up instead of posted twice. key should be unique per comment, for example
 // "status:fix:owner/repo#12" or "reply:<delivery id>"; it must not contain
-// "-->".
+// '>'.
 func Marker(key string) string {
 	return markerPrefix + key + " -->"
 }

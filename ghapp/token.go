@@ -57,6 +57,9 @@ type Token struct {
 // String redacts the token.
 func (t Token) String() string { return "[installation token, redacted]" }
 
+// GoString redacts the token for %#v.
+func (t Token) GoString() string { return "ghapp.Token{[redacted]}" }
+
 // LogValue redacts the token in log records.
 func (t Token) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("value", "[redacted]"), slog.Time("expires_at", t.ExpiresAt))
