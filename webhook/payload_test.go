@@ -9,11 +9,11 @@ import (
 )
 
 // edit changes a decoded payload before it is sent.
-type edit func(t *testing.T, m map[string]any)
+type edit func(t testing.TB, m map[string]any)
 
 // set returns an edit that sets the value at a dotted path ("comment.body").
 func set(path string, v any) edit {
-	return func(t *testing.T, m map[string]any) {
+	return func(t testing.TB, m map[string]any) {
 		t.Helper()
 		keys := strings.Split(path, ".")
 		for _, k := range keys[:len(keys)-1] {
@@ -33,14 +33,14 @@ func body(s string) edit { return set("comment.body", s) }
 // asPR marks an issue_comment payload's issue as a pull request opened by an
 // account of the given type ("User" or "Bot").
 func asPR(authorType string) edit {
-	return func(t *testing.T, m map[string]any) {
+	return func(t testing.TB, m map[string]any) {
 		set("issue.pull_request", map[string]any{"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/1"})(t, m)
 		set("issue.user.type", authorType)(t, m)
 	}
 }
 
 // payload reads testdata/name and applies edits.
-func payload(t *testing.T, name string, edits ...edit) []byte {
+func payload(t testing.TB, name string, edits ...edit) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
