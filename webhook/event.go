@@ -3,6 +3,7 @@ package webhook
 import (
 	"fmt"
 
+	"github.com/agentfix/agentfix/internal/logattr"
 	"github.com/agentfix/agentfix/jobs"
 	"github.com/google/go-github/v66/github"
 )
@@ -28,6 +29,36 @@ type decision struct {
 	revise *jobs.RevisePR
 	notice *jobs.Notice
 	cancel *jobs.Cancel
+}
+
+// logAttrs returns the log attributes of the decision's target.
+func (d decision) logAttrs() []any {
+	var inst int64
+	var repo string
+	var number int
+	switch {
+	case d.fix != nil:
+		inst, repo, number = d.fix.Installation, d.fix.Repo.FullName, d.fix.Number
+	case d.revise != nil:
+		inst, repo, number = d.revise.Installation, d.revise.Repo.FullName, d.revise.Number
+	case d.notice != nil:
+		inst, repo, number = d.notice.Installation, d.notice.Repo.FullName, d.notice.Number
+	case d.cancel != nil:
+		inst = d.cancel.Installation
+		if len(d.cancel.Repos) == 1 {
+			repo, number = d.cancel.Repos[0].FullName, d.cancel.Number
+		}
+	default:
+		return nil
+	}
+	attrs := []any{logattr.InstallationID, inst}
+	if repo != "" {
+		attrs = append(attrs, logattr.Repo, repo)
+	}
+	if number != 0 {
+		attrs = append(attrs, logattr.Issue, number)
+	}
+	return attrs
 }
 
 func ignored(format string, args ...any) decision {

@@ -66,6 +66,7 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, log, label, http.StatusBadRequest, outcomeBadRequest, err.Error())
 		return
 	}
+	log = log.With(dec.logAttrs()...)
 	if dec.ignore != "" {
 		s.accept(w, log, label, response{Status: outcomeIgnored, Reason: dec.ignore})
 		return

@@ -34,6 +34,12 @@ type harness struct {
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
+	return newHarnessLog(t, slog.New(slog.DiscardHandler))
+}
+
+// newHarnessLog is newHarness with the edge logging to log.
+func newHarnessLog(t testing.TB, log *slog.Logger) *harness {
+	t.Helper()
 	srv := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	t.Cleanup(func() { rdb.Close() })
@@ -44,7 +50,7 @@ func newHarness(t testing.TB) *harness {
 		Redis:    rdb,
 		Queue:    jobs.NewClient(rdb, cfg.MaxDuration),
 		Registry: prometheus.NewRegistry(),
-		Logger:   slog.New(slog.DiscardHandler),
+		Logger:   log,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -422,5 +428,25 @@ func TestNewRefusesEmptySecret(t *testing.T) {
 	_, err := New(Options{Config: cfg, Redis: rdb, Queue: jobs.NewClient(rdb, time.Hour), Registry: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)})
 	if err == nil || !strings.Contains(err.Error(), "AGENTFIX_WEBHOOK_SECRET is empty") {
 		t.Errorf("New with an empty secret: err = %v, want a refusal naming AGENTFIX_WEBHOOK_SECRET", err)
+	}
+}
+
+func TestDeliveryLog(t *testing.T) {
+	var buf bytes.Buffer // written by the handler before the reply is read
+	h := newHarnessLog(t, slog.New(slog.NewTextHandler(&buf, nil)))
+	h.deliver(t, "issues", "d-log", payload(t, "issues.labeled.json", set("label.name", "agent-fix")))
+	h.request(t, []byte("{}"), headers("issues", "d-bad", "sha256=00"))
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	want := []string{
+		`level=INFO msg="delivery queued" event=issues delivery_id=d-log installation_id=2311213 repo=Codertocat/Hello-World issue=1 outcome=queued reason="fix of Codertocat/Hello-World#1 queued"`,
+		`level=WARN msg="delivery refused" event=issues delivery_id=d-bad outcome=unauthorized reason="X-Hub-Signature-256 is not sha256=<hex>"`,
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("log has %d lines, want %d:\n%s", len(lines), len(want), buf.String())
+	}
+	for i, w := range want {
+		if _, rest, _ := strings.Cut(lines[i], " "); rest != w { // drop time=
+			t.Errorf("log line %d = %q, want %q", i, rest, w)
+		}
 	}
 }
