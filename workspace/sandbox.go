@@ -15,8 +15,9 @@ import (
 
 // ErrSandboxDead is wrapped by every error that means the sandbox can no
 // longer run commands: its program is missing, the working copy is gone, a
-// process cannot start, or the working copy outgrew its disk limit. Package
-// tools turns it into agent.ErrEnvDead.
+// process cannot start, or the working copy outgrew its disk limit. A
+// WorkTree whose working copy is gone wraps it too. Package tools turns it
+// into agent.ErrEnvDead.
 var ErrSandboxDead = errors.New("sandbox dead")
 
 // Mount points inside the sandbox (DESIGN.md §7, §8).

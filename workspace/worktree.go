@@ -227,7 +227,7 @@ func (w *WorkTree) Remove() error {
 // returns their paths. The caller holds w.mu.
 func (w *WorkTree) stage(ctx context.Context) ([]string, error) {
 	if _, err := os.Stat(w.work); err != nil {
-		return nil, fmt.Errorf("working copy: %w", err)
+		return nil, fmt.Errorf("%w: working copy: %w", ErrSandboxDead, err)
 	}
 	nested := nestedRepos(w.work)
 	args := []string{"add", "--all", "--", "."}
