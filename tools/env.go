@@ -1,0 +1,189 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"text/template"
+	"time"
+
+	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/internal/logattr"
+	"github.com/agentfix/agentfix/workspace"
+)
+
+// Sandbox runs one command in the job's working copy, mounted at
+// /workspace (workspace.Bwrap, workspace.Docker, workspace.None). A command
+// that runs and fails is a Result; an error wrapping
+// workspace.ErrSandboxDead means no command can run any more, and ctx's
+// error means the run was cancelled.
+type Sandbox interface {
+	Run(ctx context.Context, c workspace.Command) (workspace.Result, error)
+}
+
+// Repo is the job's working copy as the harness sees it, through a git
+// directory the sandbox never saw (workspace.WorkTree).
+type Repo interface {
+	// Diff returns the patch from the base commit to the working copy.
+	Diff(ctx context.Context) (string, error)
+	// Changes summarizes the same change.
+	Changes(ctx context.Context) (workspace.Changes, error)
+	// Base is the base commit's id.
+	Base() string
+}
+
+// DefaultOutputLimit bounds each tool result (head and tail kept) when
+// Options.OutputLimit is 0.
+const DefaultOutputLimit = 64 << 10
+
+// DefaultTestOutputLimit bounds the test command output shown in a review
+// message when Options.TestOutputLimit is 0.
+const DefaultTestOutputLimit = 8 << 10
+
+// Options configure an Env.
+type Options struct {
+	// Sandbox runs bash commands and the test command. Required.
+	Sandbox Sandbox
+	// Repo computes the diff and the facts of a submission. Required.
+	Repo Repo
+	// Root is the host path of the working copy, the directory the
+	// sandbox mounts at /workspace; the editor works there. Required.
+	Root string
+	// TextMode selects text actions: one fenced bash block per reply.
+	TextMode bool
+	// CommandTimeout bounds each bash command; 0 leaves the sandbox's.
+	CommandTimeout time.Duration
+	// TestCommand is the repository's test command, run (network off) for
+	// every review message; empty when none is configured.
+	TestCommand string
+	// TestTimeout bounds the test command; 0 leaves the sandbox's.
+	TestTimeout time.Duration
+	// ReviewStages are text/template sources of the review messages, one
+	// per submit call before the final one; they are rendered with a
+	// ReviewData. Empty selects the embedded default, one stage.
+	ReviewStages []string
+	// AllowWorkflowChanges lets a submission change .github/workflows/.
+	AllowWorkflowChanges bool
+	// OutputLimit bounds each tool result, head and tail kept.
+	OutputLimit int
+	// TestOutputLimit bounds the test output shown in a review message.
+	TestOutputLimit int
+	// Logger receives records of tool calls; nil discards them.
+	Logger *slog.Logger
+}
+
+// Env implements agent.Env with the bash, str_replace_editor and submit
+// tools over a sandbox and a working copy. It holds one job's state (the
+// editor's undo history, the submit stage) and is safe for concurrent use.
+// Close it when the job ends.
+type Env struct {
+	opts      Options
+	editor    *editor
+	stages    []*template.Template
+	workflows *template.Template
+	empty     *template.Template
+
+	mu      sync.Mutex
+	stage   int    // review messages shown so far
+	summary string // the latest summary given to submit
+}
+
+var _ agent.Env = (*Env)(nil)
+
+// New returns an Env for one job. It opens the working copy for the editor
+// and parses and test-renders the review templates.
+func New(o Options) (*Env, error) {
+	if o.Sandbox == nil || o.Repo == nil || o.Root == "" {
+		return nil, errors.New("new tools env: Sandbox, Repo and Root are required")
+	}
+	if o.OutputLimit <= 0 {
+		o.OutputLimit = DefaultOutputLimit
+	}
+	if o.TestOutputLimit <= 0 {
+		o.TestOutputLimit = DefaultTestOutputLimit
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	e := &Env{opts: o}
+	var err error
+	if e.stages, e.workflows, e.empty, err = parseTemplates(o.ReviewStages); err != nil {
+		return nil, fmt.Errorf("new tools env: %w", err)
+	}
+	root, err := os.OpenRoot(o.Root)
+	if err != nil {
+		return nil, fmt.Errorf("new tools env: open working copy: %w", err)
+	}
+	e.editor = newEditor(root)
+	return e, nil
+}
+
+// Close releases the working copy.
+func (e *Env) Close() error {
+	return e.editor.root.Close()
+}
+
+// Tools returns the specs of bash, str_replace_editor and submit, or nil in
+// text mode (the model gets no tool definitions there).
+func (e *Env) Tools() []agent.ToolSpec {
+	if e.opts.TextMode {
+		return nil
+	}
+	return toolSpecs()
+}
+
+// Execute runs one action. Bad arguments and failed commands are
+// observations the model sees; the error is non-nil only when the sandbox
+// or the working copy is gone (wrapping agent.ErrEnvDead) or ctx ended.
+func (e *Env) Execute(ctx context.Context, call agent.ToolCall) (agent.Observation, error) {
+	args, err := decodeCall(call)
+	if err != nil {
+		return agent.Observation{Output: err.(*agent.FormatError).Msg}, nil
+	}
+	var obs agent.Observation
+	switch a := args.(type) {
+	case bashArgs:
+		obs, err = e.bash(ctx, *a.Command)
+	case editorArgs:
+		obs = agent.Observation{Output: e.editor.run(a)}
+	case submitArgs:
+		obs, err = e.submit(ctx, a)
+	}
+	obs.Output = workspace.Clip(obs.Output, e.opts.OutputLimit)
+	e.opts.Logger.Debug("tool call", logattr.Action, call.Name, logattr.Outcome, outcome(obs, err), logattr.Err, err)
+	return obs, err
+}
+
+// Diff returns the current patch against the base commit. The loop's
+// autosubmission calls it directly: there is no review for that path.
+func (e *Env) Diff(ctx context.Context) (string, error) {
+	d, err := e.opts.Repo.Diff(ctx)
+	if err != nil {
+		return "", envErr("diff", err)
+	}
+	return d, nil
+}
+
+// envErr wraps err with agent.ErrEnvDead when it means the sandbox or the
+// working copy is gone.
+func envErr(what string, err error) error {
+	if errors.Is(err, workspace.ErrSandboxDead) {
+		return fmt.Errorf("%s: %w: %w", what, agent.ErrEnvDead, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// outcome names how a tool call ended, for the log.
+func outcome(obs agent.Observation, err error) string {
+	switch {
+	case err != nil:
+		return "error"
+	case obs.Submitted:
+		return "submitted"
+	}
+	return "ok"
+}

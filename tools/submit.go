@@ -1,0 +1,85 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"text/template"
+
+	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/workspace"
+)
+
+// submitted is what the model sees of the final submit call.
+const submitted = "Your change was submitted."
+
+// submit is the two-phase submission: each call before the last review
+// stage returns the next review message; the call after it ends the run
+// with the diff recomputed by the loop. An empty change or a refused
+// workflow change never advances and never ends the run.
+func (e *Env) submit(ctx context.Context, a submitArgs) (agent.Observation, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if a.Summary != nil && strings.TrimSpace(*a.Summary) != "" {
+		e.summary = strings.TrimSpace(*a.Summary)
+	}
+	changes, err := e.opts.Repo.Changes(ctx)
+	if err != nil {
+		return agent.Observation{}, envErr("submit", err)
+	}
+	diff, err := e.opts.Repo.Diff(ctx)
+	if errors.Is(err, workspace.ErrOutputTooLarge) {
+		return agent.Observation{Output: fmt.Sprintf("Your change was not submitted: its diff is too large (%v). Remove generated, vendored or binary files you added, then submit again.", err)}, nil
+	}
+	if err != nil {
+		return agent.Observation{}, envErr("submit", err)
+	}
+	d := ReviewData{
+		Diff: diff, Base: e.opts.Repo.Base(),
+		Files: changes.Files, New: changes.New, Deleted: changes.Deleted, Tests: changes.Tests,
+		Workflows: changes.Workflows, NestedRepos: changes.NestedRepos,
+		Summary: e.summary, Stage: e.stage + 1, Stages: len(e.stages), TextMode: e.opts.TextMode,
+	}
+	switch {
+	case changes.Empty() || diff == "":
+		return e.answer(e.empty, d)
+	case len(changes.Workflows) > 0 && !e.opts.AllowWorkflowChanges:
+		return e.answer(e.workflows, d)
+	case e.stage >= len(e.stages):
+		return agent.Observation{Output: submitted, Submitted: true, Summary: e.summary}, nil
+	}
+	if e.opts.TestCommand != "" {
+		if d.Test, err = e.runTests(ctx); err != nil {
+			return agent.Observation{}, err
+		}
+	}
+	obs, err := e.answer(e.stages[e.stage], d)
+	if err == nil {
+		e.stage++
+	}
+	return obs, err
+}
+
+// answer renders t as a tool result that does not end the run.
+func (e *Env) answer(t *template.Template, d ReviewData) (agent.Observation, error) {
+	text, err := render(t, d)
+	if err != nil {
+		return agent.Observation{}, fmt.Errorf("submit: %w", err)
+	}
+	return agent.Observation{Output: text}, nil
+}
+
+// runTests runs the repository's test command in the sandbox, network off.
+func (e *Env) runTests(ctx context.Context) (*TestResult, error) {
+	res, err := e.opts.Sandbox.Run(ctx, workspace.Command{Script: e.opts.TestCommand, Timeout: e.opts.TestTimeout})
+	if err != nil {
+		return nil, envErr("test command", err)
+	}
+	return &TestResult{
+		Command:  e.opts.TestCommand,
+		ExitCode: res.ExitCode,
+		TimedOut: res.TimedOut,
+		Output:   workspace.Clip(res.Output, e.opts.TestOutputLimit),
+	}, nil
+}
