@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -43,7 +44,7 @@ func (p *problems) add(variable, format string, args ...any) {
 }
 
 func (a *App) validateHTTP(p *problems) {
-	if _, _, err := net.SplitHostPort(a.ListenAddr); err != nil {
+	if _, port, err := net.SplitHostPort(a.ListenAddr); err != nil || !validPort(port) {
 		p.add("AGENTFIX_LISTEN_ADDR", "must be host:port or :port, got %q", a.ListenAddr)
 	}
 	if a.PublicURL != "" {
@@ -203,6 +204,11 @@ func checkHTTPURL(p *problems, variable, s string) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		p.add(variable, "must be an absolute http(s) URL, got %q", s)
 	}
+}
+
+func validPort(s string) bool {
+	n, err := strconv.Atoi(s)
+	return err == nil && n >= 0 && n <= 65535
 }
 
 // hasPassword reports whether the URL s carries a password.

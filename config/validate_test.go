@@ -115,6 +115,11 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
+			name:   "listen port out of range",
+			modify: func(a *App) { a.ListenAddr = "127.0.0.1:99999" },
+			want:   []string{`AGENTFIX_LISTEN_ADDR: must be host:port or :port, got "127.0.0.1:99999"`},
+		},
+		{
 			name:   "unsandboxed needs the opt-in",
 			modify: func(a *App) { a.Sandbox = "none" },
 			want:   []string{"AGENTFIX_SANDBOX: none runs the agent's commands on the host; it also needs AGENTFIX_ALLOW_UNSANDBOXED=true (development only)"},

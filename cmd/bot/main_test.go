@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"flag"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -185,6 +186,11 @@ func appKey(t *testing.T) string {
 
 func TestStartupErrors(t *testing.T) {
 	key := appKey(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
 	tests := []struct {
 		name    string
 		args    []string
@@ -202,7 +208,7 @@ func TestStartupErrors(t *testing.T) {
 		{"webhook in setup mode", []string{"webhook"}, []string{"AGENTFIX_REDIS_URL=redis://127.0.0.1:1/0"}, "AGENTFIX_APP_ID: required by `bot webhook` (setup mode is served by `bot serve`)", 2},
 		{"bad redis url", []string{"webhook"}, []string{"AGENTFIX_APP_ID=1", "AGENTFIX_PRIVATE_KEY_FILE=" + key, "AGENTFIX_WEBHOOK_SECRET=s", "AGENTFIX_REDIS_URL=memcached://x"}, `AGENTFIX_REDIS_URL: scheme must be redis://, rediss:// or redis-sentinel://, got "memcached://"`, 2},
 		{"missing config file", []string{"serve", "--config", "missing.yml"}, nil, "read config file: open", 2},
-		{"unusable listen address", []string{"serve"}, []string{"AGENTFIX_LISTEN_ADDR=256.0.0.1:80"}, "listen on 256.0.0.1:80", 1},
+		{"listen address taken", []string{"serve"}, []string{"AGENTFIX_LISTEN_ADDR=" + taken.Addr().String()}, "address already in use", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
