@@ -1,0 +1,213 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/internal/logattr"
+)
+
+// Options configure a provider model. The zero value works with the
+// provider's environment variables and the embedded price table.
+type Options struct {
+	// APIKey overrides the provider's key variable (OPENAI_API_KEY,
+	// ANTHROPIC_API_KEY).
+	APIKey string
+	// BaseURL overrides the provider's base URL variable
+	// (OPENAI_BASE_URL, ANTHROPIC_BASE_URL), e.g. a vLLM server.
+	BaseURL string
+	// TextMode sends no tools: the agent's Env parses one bash block per
+	// reply instead (DESIGN.md §6).
+	TextMode bool
+	// MaxOutputTokens bounds each reply; 0 leaves OpenAI-compatible
+	// servers their default and gives Anthropic DefaultAnthropicMaxTokens.
+	MaxOutputTokens int64
+	// Prices override and extend the embedded table, keyed
+	// "provider/model" (the configuration's prices map).
+	Prices map[string]Price
+	// AllowUnpriced lets a model without a price run at cost 0 (then
+	// Unpriced reports true and budgets count tokens).
+	AllowUnpriced bool
+	// MaxRetries is how often a transient failure is retried (default
+	// DefaultMaxRetries; negative: never).
+	MaxRetries int
+	// MinBackoff and MaxBackoff bound the exponential backoff between
+	// retries when the provider gives no Retry-After (defaults 1s, 60s).
+	MinBackoff, MaxBackoff time.Duration
+	// MaxRetryAfter is the longest Retry-After honoured; a provider asking
+	// for longer fails the query (default 5m).
+	MaxRetryAfter time.Duration
+	// RequestTimeout bounds one HTTP request (default 10m).
+	RequestTimeout time.Duration
+	// HTTPClient replaces the SDK's HTTP client.
+	HTTPClient *http.Client
+	// Sleep waits between retries; tests inject one that does not wait.
+	// It must return early with ctx's error when ctx is done.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Getenv reads the provider variables (default os.Getenv).
+	Getenv func(string) string
+	// Logger receives retry warnings (default: discard).
+	Logger *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxRetries         = 6
+	DefaultMinBackoff         = time.Second
+	DefaultMaxBackoff         = time.Minute
+	DefaultMaxRetryAfter      = 5 * time.Minute
+	DefaultRequestTimeout     = 10 * time.Minute
+	DefaultAnthropicMaxTokens = 16384
+)
+
+// backend is one provider's API: one request, with errors turned into
+// *callError so Model can decide about retries.
+type backend interface {
+	query(ctx context.Context, messages []agent.Message, tools []agent.ToolSpec) (agent.Reply, error)
+}
+
+// Model is an agent.Model backed by a provider API. It is safe for
+// concurrent use.
+type Model struct {
+	name     string
+	backend  backend
+	price    Price
+	unpriced bool
+	textMode bool
+	opts     Options
+	log      *slog.Logger
+}
+
+// New returns the model named "provider/model" (e.g. "openai/gpt-5",
+// "anthropic/claude-sonnet-4-5"). Providers: openai (any OpenAI-compatible
+// server through a base URL) and anthropic. A model missing from the price
+// table is an error unless opts.AllowUnpriced.
+func New(name string, opts Options) (*Model, error) {
+	constructors := map[string]func(model string, o Options) (backend, error){
+		"openai":    newOpenAI,
+		"anthropic": newAnthropic,
+	}
+	provider, model, ok := strings.Cut(name, "/")
+	newBackend, known := constructors[provider]
+	if !ok || model == "" || !known {
+		valid := make([]string, 0, len(constructors))
+		for p := range constructors {
+			valid = append(valid, p+"/MODEL")
+		}
+		sort.Strings(valid)
+		return nil, fmt.Errorf("model %q: want provider/model with provider one of %s", name, strings.Join(valid, ", "))
+	}
+	o := opts.withDefaults()
+	table, err := DefaultPrices()
+	if err != nil {
+		return nil, err
+	}
+	price, found, err := lookup(name, table, o.Prices)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", name, err)
+	}
+	if !found && !o.AllowUnpriced {
+		return nil, fmt.Errorf("model %s has no price (table as of %s has %s): add it to prices in the configuration, or set allow_unpriced_model: true to count tokens instead",
+			name, table.AsOf, pricedModels(table, provider))
+	}
+	b, err := newBackend(model, o)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", name, err)
+	}
+	return &Model{name: name, backend: b, price: price, unpriced: !found, textMode: o.TextMode, opts: o,
+		log: o.Logger.With(logattr.Model, name)}, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxRetries == 0 {
+		o.MaxRetries = DefaultMaxRetries
+	}
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = DefaultMinBackoff
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = DefaultMaxBackoff
+	}
+	if o.MaxRetryAfter <= 0 {
+		o.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleep
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Name returns "provider/model" as configured.
+func (m *Model) Name() string { return m.name }
+
+// TextMode reports whether the model runs in text mode (no tools sent).
+func (m *Model) TextMode() bool { return m.textMode }
+
+// Unpriced reports whether the model has no price: its replies cost 0 and
+// budgets must count tokens.
+func (m *Model) Unpriced() bool { return m.unpriced }
+
+// Price returns the model's price (zero when unpriced).
+func (m *Model) Price() Price { return m.price }
+
+// Query sends the history (and the tools, unless in text mode), retrying
+// transient failures, and prices the reply.
+func (m *Model) Query(ctx context.Context, messages []agent.Message, tools []agent.ToolSpec) (agent.Reply, error) {
+	if m.textMode {
+		tools = nil
+	}
+	for attempt := 0; ; attempt++ {
+		reply, err := m.backend.query(ctx, messages, tools)
+		if err == nil {
+			reply.CostUSD = m.price.Cost(reply.Usage)
+			return reply, nil
+		}
+		if ctx.Err() != nil {
+			return agent.Reply{}, err
+		}
+		var ce *callError
+		if !errors.As(err, &ce) {
+			return agent.Reply{}, err
+		}
+		if ce.contextExceeded {
+			return agent.Reply{}, fmt.Errorf("%w: %w", ce, agent.ErrContextExceeded)
+		}
+		if !ce.retryable() || attempt >= m.opts.MaxRetries {
+			if ce.retryable() {
+				return agent.Reply{}, fmt.Errorf("%w (gave up after %d attempts)", ce, attempt+1)
+			}
+			return agent.Reply{}, ce
+		}
+		wait := backoff(attempt, m.opts.MinBackoff, m.opts.MaxBackoff)
+		if ce.retryAfter > 0 {
+			wait = ce.retryAfter
+		}
+		if wait > m.opts.MaxRetryAfter {
+			return agent.Reply{}, fmt.Errorf("%w (asks to retry after %s, longer than %s)", ce, wait, m.opts.MaxRetryAfter)
+		}
+		m.log.Warn("model call failed; retrying", logattr.Attempt, attempt+1, logattr.Wait, wait,
+			logattr.Status, ce.status, logattr.Err, ce)
+		if err := m.opts.Sleep(ctx, wait); err != nil {
+			return agent.Reply{}, fmt.Errorf("%w (retry wait interrupted: %w)", ce, err)
+		}
+	}
+}
+
+var _ agent.Model = (*Model)(nil)
