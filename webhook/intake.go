@@ -1,11 +1,11 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -42,7 +42,7 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	log := s.log.With(logattr.Event, label, logattr.DeliveryID, truncate(r.Header.Get("X-GitHub-Delivery"), 128))
 
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	body, err := readBody(w, r)
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
@@ -78,6 +78,20 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.accept(w, log, label, resp)
+}
+
+// readBody reads the body up to MaxBodyBytes, refusing a larger declared
+// length before reading anything.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.ContentLength > MaxBodyBytes {
+		return nil, &http.MaxBytesError{Limit: MaxBodyBytes}
+	}
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength) + 1)
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	return buf.Bytes(), err
 }
 
 // checkHeaders reads the delivery headers.

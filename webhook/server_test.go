@@ -450,3 +450,25 @@ func TestDeliveryLog(t *testing.T) {
 		}
 	}
 }
+
+// TestTooLargeStreamed sends 26 MiB without a Content-Length (chunked): the
+// cap stops the read at 25 MiB.
+func TestTooLargeStreamed(t *testing.T) {
+	h := newHarness(t)
+	huge := bytes.Repeat([]byte(" "), 26<<20)
+	req, err := http.NewRequest(http.MethodPost, h.http.URL+"/webhook", io.MultiReader(bytes.NewReader(huge)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range headers("issues", "d-chunked", sign([]byte(testSecret), huge)) {
+		req.Header.Set(k, v)
+	}
+	resp, err := h.http.Client().Do(req)
+	if err != nil {
+		t.Fatalf("POST: %v", err)
+	}
+	defer resp.Body.Close()
+	if req.ContentLength != 0 || resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("chunked 26 MiB (content length %d): status %d, want 413", req.ContentLength, resp.StatusCode)
+	}
+}
