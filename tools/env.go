@@ -141,8 +141,9 @@ func (e *Env) Tools() []agent.ToolSpec {
 // or the working copy is gone (wrapping agent.ErrEnvDead) or ctx ended.
 func (e *Env) Execute(ctx context.Context, call agent.ToolCall) (agent.Observation, error) {
 	args, err := decodeCall(call)
-	if err != nil {
-		return agent.Observation{Output: err.(*agent.FormatError).Msg}, nil
+	var bad *agent.FormatError
+	if errors.As(err, &bad) {
+		return agent.Observation{Output: bad.Msg}, nil
 	}
 	var obs agent.Observation
 	switch a := args.(type) {

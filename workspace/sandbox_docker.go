@@ -125,12 +125,15 @@ func (d *Docker) args(name string, c Command) []string {
 // remove force-removes container name after its CLI process was killed:
 // killing `docker run` does not stop the container.
 func (d *Docker) remove(name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, d.docker, "rm", "--force", name)
-	cmd.Env = dockerCLIEnv()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		d.opts.Logger.Warn("remove sandbox container "+name, logattr.Err, fmt.Sprintf("%v: %s", err, out))
+	res, err := runProcess(context.Background(), process{
+		argv: []string{d.docker, "rm", "--force", name},
+		env:  dockerCLIEnv(),
+	}, 30*time.Second, 4<<10)
+	switch {
+	case err != nil:
+		d.opts.Logger.Warn("remove sandbox container "+name, logattr.Err, err)
+	case res.ExitCode != 0 || res.TimedOut:
+		d.opts.Logger.Warn("remove sandbox container "+name, logattr.Err, fmt.Sprintf("exit %d: %s", res.ExitCode, res.Output))
 	}
 }
 

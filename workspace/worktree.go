@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentfix/agentfix/internal/logattr"
 )
 
 // Defaults of WorkTreeOptions.
@@ -72,10 +74,7 @@ func NewWorkTreeFromRepo(ctx context.Context, src string, o WorkTreeOptions) (*W
 	if err != nil {
 		return nil, fmt.Errorf("work tree from %s: %w", src, err)
 	}
-	if err := w.fetchBase(ctx, abs, "+HEAD:"+baseRef); err != nil {
-		return nil, fmt.Errorf("work tree from %s: %w", src, err)
-	}
-	if err := w.checkout(ctx, o.Branch); err != nil {
+	if err := w.fill(ctx, abs, "+HEAD:"+baseRef, o.Branch); err != nil {
 		return nil, fmt.Errorf("work tree from %s: %w", src, err)
 	}
 	return w, nil
@@ -95,10 +94,7 @@ func NewWorkTreeFromBare(ctx context.Context, bare, commit string, o WorkTreeOpt
 	if err != nil {
 		return nil, fmt.Errorf("work tree from %s: %w", bare, err)
 	}
-	if err := w.fetchBase(ctx, abs, "+"+commit+":"+baseRef); err != nil {
-		return nil, fmt.Errorf("work tree from %s at %s: %w", bare, commit, err)
-	}
-	if err := w.checkout(ctx, o.Branch); err != nil {
+	if err := w.fill(ctx, abs, "+"+commit+":"+baseRef, o.Branch); err != nil {
 		return nil, fmt.Errorf("work tree from %s at %s: %w", bare, commit, err)
 	}
 	return w, nil
@@ -145,6 +141,22 @@ func newWorkTree(o WorkTreeOptions) (*WorkTree, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// fill fetches the base commit and checks it out; on failure it removes
+// the job directory.
+func (w *WorkTree) fill(ctx context.Context, src, refspec, branch string) error {
+	err := w.fetchBase(ctx, src, refspec)
+	if err == nil {
+		err = w.checkout(ctx, branch)
+	}
+	if err != nil {
+		if rerr := w.Remove(); rerr != nil {
+			w.log.Warn("remove job directory after a failed checkout", logattr.Err, rerr)
+		}
+		return err
+	}
+	return nil
 }
 
 // fetchBase fetches refspec from src into the private git dir and records

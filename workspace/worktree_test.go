@@ -172,8 +172,31 @@ func TestNewWorkTreeFromBare(t *testing.T) {
 		}
 	}
 	missing := strings.Repeat("ab", 20)
-	if _, err := NewWorkTreeFromBare(context.Background(), bare, missing, WorkTreeOptions{Dir: filepath.Join(t.TempDir(), "job")}); err == nil {
+	job := filepath.Join(t.TempDir(), "job")
+	if _, err := NewWorkTreeFromBare(context.Background(), bare, missing, WorkTreeOptions{Dir: job}); err == nil {
 		t.Errorf("NewWorkTreeFromBare with an unknown commit: want an error")
+	}
+	if _, err := os.Stat(job); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("job directory left behind after a failed checkout (err %v)", err)
+	}
+}
+
+func TestNewWorkTreeFromLinkedWorktree(t *testing.T) {
+	src, _ := newSourceRepo(t)
+	linked := filepath.Join(t.TempDir(), "linked")
+	gitT(t, src, "worktree", "add", "--quiet", "-b", "feature", linked)
+	writeFiles(t, linked, map[string]string{"feature.txt": "feature\n"})
+	gitT(t, linked, "add", "feature.txt")
+	gitT(t, linked, "commit", "--quiet", "-m", "feature")
+	w, err := NewWorkTreeFromRepo(context.Background(), linked, WorkTreeOptions{Dir: filepath.Join(t.TempDir(), "job")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := gitT(t, linked, "rev-parse", "HEAD"); w.Base() != want {
+		t.Errorf("Base() = %s, want the linked worktree's HEAD %s", w.Base(), want)
+	}
+	if _, err := os.Stat(filepath.Join(w.Dir(), "feature.txt")); err != nil {
+		t.Errorf("feature.txt missing from the copy: %v", err)
 	}
 }
 
