@@ -137,7 +137,9 @@ func (a *Agent) step(ctx context.Context) error {
 	if werr := a.traj.step(&s); werr != nil && err == nil {
 		err = werr
 	}
-	a.log.Debug("step done", logattr.Step, s.Step, logattr.Action, s.LastAction(), logattr.CostUSD, a.costUSD)
+	if a.log.Enabled(ctx, slog.LevelDebug) {
+		a.log.Debug("step done", logattr.Step, s.Step, logattr.Action, s.LastAction(), logattr.CostUSD, a.costUSD)
+	}
 	if herr := a.stepDone(ctx, s); herr != nil {
 		if err == nil {
 			return herr
