@@ -158,6 +158,9 @@ func (a *Agent) act(ctx context.Context, s *Step) error {
 	if err != nil {
 		return &modelError{err: fmt.Errorf("query %s: %w", a.model.Name(), err)}
 	}
+	if reply.Message.Role == "" {
+		reply.Message.Role = RoleAssistant
+	}
 	a.account(s, reply)
 	a.add(s, reply.Message)
 	calls, err := a.actions(reply)

@@ -655,6 +655,27 @@ func TestRunHookArguments(t *testing.T) {
 	}
 }
 
+// silentEnv breaks the Env contract: it finds no action and no error.
+type silentEnv struct{ *agenttest.Env }
+
+func (silentEnv) Actions(agent.Message) ([]agent.ToolCall, error) { return nil, nil }
+
+func TestRunReplyWithoutActions(t *testing.T) {
+	model := llm.NewScripted("test", false, reply("a"), reply("b"), reply("c"))
+	a, err := agent.New(model, silentEnv{agenttest.New(nil)}, agent.WithConfig(limits(10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Run(context.Background(), task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := outcome{Status: agent.FormatErrorExit, Steps: 3, Reason: "3 unusable replies in a row; the last: format error: the reply has no action"}
+	if diff := cmp.Diff(want, outcomeOf(res)); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+}
+
 func TestRunRefuses(t *testing.T) {
 	model := llm.NewScripted("test", false)
 	env := agenttest.New(nil)

@@ -18,7 +18,8 @@ type Hooks struct {
 	// OnStepDone runs after each step was appended to the trajectory,
 	// including the step that ends the run (its error is then logged).
 	OnStepDone func(ctx context.Context, s Step) error
-	// OnRunDone runs once with the final result.
+	// OnRunDone runs once with the final result. Its ctx is Run's, which
+	// is done after a cancellation: report with a fresh context.
 	OnRunDone func(ctx context.Context, r Result) error
 }
 

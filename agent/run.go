@@ -73,12 +73,17 @@ func (a *Agent) add(s *Step, m Message) {
 }
 
 // actions turns a reply into the calls to run; a truncated reply is never
-// run, even when its cut-off tool calls happen to parse.
+// run, even when its cut-off tool calls happen to parse, and a reply
+// without any action is malformed (nothing would answer it).
 func (a *Agent) actions(r Reply) ([]ToolCall, error) {
 	if r.FinishReason == FinishLength {
 		return nil, errTruncated
 	}
-	return a.env.Actions(r.Message)
+	calls, err := a.env.Actions(r.Message)
+	if err == nil && len(calls) == 0 {
+		return nil, &FormatError{Msg: "the reply has no action"}
+	}
+	return calls, err
 }
 
 // requery answers a reply that cannot be used (malformed, or truncated) with
