@@ -87,12 +87,19 @@ type testEnv struct {
 
 func newTestEnv(t *testing.T, configure func(*Options)) testEnv {
 	t.Helper()
+	return newTestEnvTree(t, workspace.WorkTreeOptions{}, configure)
+}
+
+// newTestEnvTree is newTestEnv with options for the work tree.
+func newTestEnvTree(t *testing.T, wo workspace.WorkTreeOptions, configure func(*Options)) testEnv {
+	t.Helper()
 	src := t.TempDir()
 	gitT(t, src, "init", "--quiet", "--initial-branch=main")
 	writeFiles(t, src, repoFiles)
 	gitT(t, src, "add", "--all")
 	gitT(t, src, "commit", "--quiet", "-m", "base")
-	wt, err := workspace.NewWorkTreeFromRepo(context.Background(), src, workspace.WorkTreeOptions{Dir: filepath.Join(t.TempDir(), "job")})
+	wo.Dir = filepath.Join(t.TempDir(), "job")
+	wt, err := workspace.NewWorkTreeFromRepo(context.Background(), src, wo)
 	if err != nil {
 		t.Fatal(err)
 	}

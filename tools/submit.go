@@ -30,7 +30,7 @@ func (e *Env) submit(ctx context.Context, a submitArgs) (agent.Observation, erro
 	}
 	diff, err := e.opts.Repo.Diff(ctx)
 	if errors.Is(err, workspace.ErrOutputTooLarge) {
-		return agent.Observation{Output: fmt.Sprintf("Your change was not submitted: its diff is too large (%v). Remove generated, vendored or binary files you added, then submit again.", err)}, nil
+		return agent.Observation{Output: "Your change was not submitted: its diff is larger than a pull request can take. Remove generated, vendored or binary files you added, then submit again."}, nil
 	}
 	if err != nil {
 		return agent.Observation{}, envErr("submit", err)

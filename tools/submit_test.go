@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/workspace"
 )
 
 func submitCall(summary string) agent.ToolCall {
@@ -170,5 +171,18 @@ func TestNewRejectsBadReviewStages(t *testing.T) {
 				t.Errorf("New with review stage %q: want an error", stage)
 			}
 		})
+	}
+}
+
+func TestSubmitDiffTooLarge(t *testing.T) {
+	e := newTestEnvTree(t, workspace.WorkTreeOptions{MaxDiffBytes: 4096}, nil)
+	e.bash(t, "seq 1 10000 > numbers.txt")
+	obs := e.exec(t, submitCall("numbers"))
+	if obs.Submitted || !strings.HasPrefix(obs.Output, "Your change was not submitted: its diff is larger") {
+		t.Errorf("submit of an oversized diff = %+v", obs)
+	}
+	e.bash(t, "rm numbers.txt && echo x >> README.md")
+	if obs := e.exec(t, submitCall("")); obs.Submitted || !strings.Contains(obs.Output, "Your full diff") {
+		t.Errorf("submit after removing the big file = %+v, want the review", obs)
 	}
 }
