@@ -5,4 +5,26 @@
 // The package declares the interfaces it consumes (Model, Env) and knows
 // nothing of GitHub, queues or sandboxes; package agent/llm implements Model
 // and package tools implements Env.
+//
+// A run:
+//
+//	a, err := agent.New(model, env,
+//		agent.WithConfig(cfg),                 // limits (DefaultConfig: 75 steps, $3, 45m)
+//		agent.WithTrajectory(file),            // JSONL, one record per step
+//		agent.WithHooks(agent.Hooks{...}),     // progress, budgets, stop
+//		agent.WithRunID(runID), agent.WithLogger(log))
+//	res, err := a.Run(ctx, agent.Task{...})  // res.Status, res.Reason, res.Patch, res.Summary
+//
+// A step is one model query and what follows from it: the reply's actions
+// run in order (one observation message each), or, for a malformed or
+// truncated reply, a prompt asking again. Both kinds of unusable reply
+// count toward MaxFormatErrors in a row, and every step counts toward the
+// step, cost, time and token limits. When a limit or an error ends the run,
+// a non-empty diff is autosubmitted (status autosubmitted, the cause kept in
+// Reason and Cause); a cancelled context or a hook's StopError with status
+// cancelled ends it without a diff.
+//
+// The trajectory (see ReadTrajectory) is a header, one record per step
+// appended as the step ends, and a result record; the viewer and
+// `bot fix --replay` (agent/llm's NewReplay) read it back.
 package agent
