@@ -581,6 +581,13 @@ func TestRunHooks(t *testing.T) {
 			}},
 			want: outcome{Status: agent.Error, Reason: `hook chose status "submitted", which a hook cannot choose: looks good`},
 		},
+		{
+			name: "a hook cannot make up a status",
+			hooks: agent.Hooks{OnStepStart: func(context.Context, agent.StepStart) error {
+				return &agent.StopError{Status: "paused", Reason: "later"}
+			}},
+			want: outcome{Status: agent.Error, Reason: `hook chose status "paused", which a hook cannot choose: later`},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -38,7 +38,8 @@ type StepStart struct {
 // and a stop hook &StopError{Status: Cancelled, Reason: "stopped by @alice"}.
 // Cancelled skips autosubmission like a cancelled context; the statuses of a
 // limit or an error autosubmit a non-empty diff. Submitted and
-// Autosubmitted cannot be chosen (the run then ends with status error).
+// Autosubmitted (or an unknown status) cannot be chosen: the run then ends
+// with status error.
 type StopError struct {
 	Status ExitStatus
 	Reason string

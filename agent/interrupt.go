@@ -55,8 +55,7 @@ func exit(ctx context.Context, err error) (status ExitStatus, reason, summary st
 	case ctx.Err() != nil:
 		return Cancelled, context.Cause(ctx).Error(), ""
 	case errors.As(err, &stop):
-		switch stop.Status {
-		case Submitted, Autosubmitted, "":
+		if stop.Status != Cancelled && !autosubmits(stop.Status) {
 			return Error, fmt.Sprintf("hook chose status %q, which a hook cannot choose: %s", stop.Status, stop.Reason), ""
 		}
 		return stop.Status, stop.Reason, ""
