@@ -28,7 +28,9 @@ type Remote struct {
 func (r Remote) String() string { return r.URL + " (token redacted)" }
 
 // GoString redacts the token for %#v.
-func (r Remote) GoString() string { return fmt.Sprintf("workspace.Remote{URL: %q, Token: [redacted]}", r.URL) }
+func (r Remote) GoString() string {
+	return fmt.Sprintf("workspace.Remote{URL: %q, Token: [redacted]}", r.URL)
+}
 
 // LogValue redacts the token in log records.
 func (r Remote) LogValue() slog.Value {
