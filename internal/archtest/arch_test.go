@@ -28,6 +28,7 @@ var allowed = map[string][]string{
 	"agent/llm":          {"agent"},
 	"tools":              {"agent", "workspace", "config"},
 	"workspace":          {"config"},
+	"deploy":             {},
 	"runs":               {"config"},
 	"internal/logattr":   {},
 	"internal/archtest":  {},
