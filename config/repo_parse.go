@@ -1,0 +1,258 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// repoKey is one key of RepoFile: set validates the value node and stores
+// it in the Repo, or returns a *nodeError saying what is wrong.
+type repoKey struct {
+	name string
+	set  func(r *Repo, n *yaml.Node) error
+}
+
+// extendsKey is the key naming the file a configuration builds on.
+const extendsKey = "_extends"
+
+// repoKeys lists the keys of RepoFile in the order the documentation gives
+// them. _extends is handled by the resolver, not here.
+var repoKeys = []repoKey{
+	{"setup", func(r *Repo, n *yaml.Node) (err error) {
+		r.Setup, err = commandList(n)
+		return err
+	}},
+	{"test", func(r *Repo, n *yaml.Node) (err error) {
+		r.Test, err = command(n)
+		return err
+	}},
+	{"instructions", func(r *Repo, n *yaml.Node) (err error) {
+		r.Instructions, err = text(n, maxInstructionsLen)
+		return err
+	}},
+	{"model", func(r *Repo, n *yaml.Node) error {
+		s, err := str(n)
+		if err == nil && !modelName.MatchString(s) {
+			err = nodeErrorf(n, "must be provider/model, e.g. openai/gpt-5 or anthropic/claude-sonnet-4-5, got %q", s)
+		}
+		r.Model = s
+		return err
+	}},
+	{"max_steps", func(r *Repo, n *yaml.Node) (err error) {
+		r.MaxSteps, err = positiveInt(n)
+		return err
+	}},
+	{"max_cost_usd", func(r *Repo, n *yaml.Node) (err error) {
+		r.MaxCostUSD, err = positiveUSD(n)
+		return err
+	}},
+	{"max_duration", func(r *Repo, n *yaml.Node) (err error) {
+		r.MaxDuration, err = positiveDuration(n)
+		return err
+	}},
+	{"draft", func(r *Repo, n *yaml.Node) (err error) {
+		r.Draft, err = boolean(n)
+		return err
+	}},
+	{"allowed_users", func(r *Repo, n *yaml.Node) (err error) {
+		r.AllowedUsers, err = nameList(n, "a GitHub login", normalizeLogin)
+		return err
+	}},
+	{"allowed_teams", func(r *Repo, n *yaml.Node) (err error) {
+		r.AllowedTeams, err = nameList(n, "a team as org/team-slug", normalizeTeam)
+		return err
+	}},
+	{"allow_workflow_changes", func(r *Repo, n *yaml.Node) (err error) {
+		r.AllowWorkflowChanges, err = boolean(n)
+		return err
+	}},
+	{"branch_prefix", func(r *Repo, n *yaml.Node) error {
+		s, err := str(n)
+		if err == nil {
+			if why := badBranchPrefix(s); why != "" {
+				err = nodeErrorf(n, "must start a valid git branch name: %s, got %q", why, s)
+			}
+		}
+		r.BranchPrefix = s
+		return err
+	}},
+	{"labels", func(r *Repo, n *yaml.Node) (err error) {
+		r.Labels, err = nameList(n, "a label name", normalizeLabel)
+		return err
+	}},
+}
+
+// keyNames lists the keys of repoKeys.
+func keyNames() []string {
+	names := make([]string, len(repoKeys))
+	for i, k := range repoKeys {
+		names[i] = k.name
+	}
+	return names
+}
+
+// repoKeyNames lists every key of RepoFile, for the unknown-key message.
+func repoKeyNames() string {
+	return strings.Join(append([]string{extendsKey}, keyNames()...), ", ")
+}
+
+// unknownKey says that key is not a key of RepoFile, suggesting the one it
+// looks like (other case, hyphens, a missing underscore).
+func unknownKey(key string) string {
+	fold := func(s string) string {
+		return strings.Trim(strings.ReplaceAll(strings.ToLower(s), "-", "_"), "_")
+	}
+	for _, k := range append([]string{extendsKey}, keyNames()...) {
+		if fold(k) == fold(key) {
+			return fmt.Sprintf("unknown key; did you mean %s?", k)
+		}
+	}
+	return "unknown key; the keys are " + repoKeyNames()
+}
+
+// repoFileDoc is one parsed and validated configuration file.
+type repoFileDoc struct {
+	name        string // as shown in problems
+	extends     string // raw _extends value, if any
+	extendsLine int
+	entries     []repoEntry
+}
+
+// repoEntry is one valid key of a file and its value.
+type repoEntry struct {
+	key  *repoKey
+	node *yaml.Node
+}
+
+// apply sets the file's keys on r, overriding what r had for those keys.
+func (f *repoFileDoc) apply(r *Repo) {
+	for _, e := range f.entries {
+		_ = e.key.set(r, e.node) // validated by parseRepoFile
+	}
+}
+
+// yamlLineError matches the errors of yaml's parser and scanner.
+var yamlLineError = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// parseRepoFile parses and validates data, a configuration file shown as
+// name in problems. When owner is set, teams must belong to it.
+func parseRepoFile(name, owner string, data []byte) (*repoFileDoc, []RepoProblem) {
+	f := &repoFileDoc{name: name}
+	problem := func(line int, key, format string, args ...any) []RepoProblem {
+		return []RepoProblem{{File: name, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)}}
+	}
+	if len(data) > maxRepoFileBytes {
+		return nil, problem(0, "", "the file is %d bytes; the most is %d", len(data), maxRepoFileBytes)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+		return f, nil // empty, or only comments
+	} else if err != nil {
+		return nil, []RepoProblem{syntaxProblem(name, err)}
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, []RepoProblem{syntaxProblem(name, err)}
+	default:
+		return nil, problem(extra.Line, "", "the file must hold one YAML document, found another (remove the --- line)")
+	}
+	root := doc.Content[0]
+	if isNull(root) {
+		return f, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, problem(root.Line, "", "the file must be a mapping of keys to values, like `test: make test`; got %s", describe(root))
+	}
+	return f, f.parseKeys(root, owner)
+}
+
+// parseKeys validates the keys of the file's top-level mapping and keeps
+// the valid ones.
+func (f *repoFileDoc) parseKeys(root *yaml.Node, owner string) []RepoProblem {
+	var problems []RepoProblem
+	add := func(line int, key, msg string) {
+		problems = append(problems, RepoProblem{File: f.name, Line: line, Key: key, Msg: msg})
+	}
+	byName := map[string]*repoKey{}
+	for i := range repoKeys {
+		byName[repoKeys[i].name] = &repoKeys[i]
+	}
+	seen := map[string]int{}
+	var scratch Repo
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], deref(root.Content[i+1])
+		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" {
+			add(k.Line, "", fmt.Sprintf("keys must be names, got %s", describe(k)))
+			continue
+		}
+		if first, dup := seen[k.Value]; dup {
+			add(k.Line, k.Value, fmt.Sprintf("given twice (first on line %d)", first))
+			continue
+		}
+		seen[k.Value] = k.Line
+		if k.Value == extendsKey {
+			s, err := str(v)
+			if err == nil {
+				_, err = parseExtends(v, s, "")
+			}
+			if err != nil {
+				add(lineOf(err, v), k.Value, err.Error())
+				continue
+			}
+			f.extends, f.extendsLine = s, k.Line
+			continue
+		}
+		key, ok := byName[k.Value]
+		if !ok {
+			add(k.Line, k.Value, unknownKey(k.Value))
+			continue
+		}
+		if err := key.set(&scratch, v); err != nil {
+			add(lineOf(err, v), k.Value, err.Error())
+			continue
+		}
+		if key.name == "allowed_teams" && owner != "" {
+			if msg := foreignTeams(scratch.AllowedTeams, owner); msg != "" {
+				add(v.Line, k.Value, msg)
+				continue
+			}
+		}
+		f.entries = append(f.entries, repoEntry{key: key, node: v})
+	}
+	return problems
+}
+
+// syntaxProblem turns a YAML parser error into a problem with its line.
+func syntaxProblem(name string, err error) RepoProblem {
+	if m := yamlLineError.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return RepoProblem{File: name, Line: line, Msg: "YAML syntax error: " + m[2]}
+	}
+	return RepoProblem{File: name, Msg: "YAML syntax error: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+}
+
+// foreignTeams names the teams not of the repository's owner: the bot can
+// only check membership of the owner's teams.
+func foreignTeams(teams []string, owner string) string {
+	var bad []string
+	for _, t := range teams {
+		org, _, _ := strings.Cut(t, "/")
+		if !strings.EqualFold(org, owner) {
+			bad = append(bad, t)
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s not of the organization %s; only its own teams can be checked", strings.Join(bad, ", "), owner)
+}
