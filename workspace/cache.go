@@ -234,15 +234,17 @@ func listBranches(gr *git.Repository) (map[string]string, error) {
 }
 
 // maintain repacks the bare repository into one pack when fetches have
-// left more than MaxPacks (each go-git fetch writes its own pack). The
-// caller holds the exclusive lock, so no checkout reads meanwhile.
+// left more than MaxPacks (each go-git fetch writes its own pack), keeping
+// unreachable objects: a retried job may still need the base commit of a
+// branch that was force-pushed since. The caller holds the exclusive lock,
+// so no checkout reads meanwhile.
 func (c *Cache) maintain(ctx context.Context, bare string) error {
 	packs, err := filepath.Glob(filepath.Join(bare, "objects", "pack", "*.pack"))
 	if err != nil || len(packs) <= c.maxPacks {
 		return err
 	}
 	g := gitRunner{gitDir: bare, home: c.home, timeout: c.git.timeout}
-	_, err = g.text(ctx, "repack", "-a", "-d", "-q", "--no-write-bitmap-index")
+	_, err = g.text(ctx, "repack", "-a", "-d", "-q", "--keep-unreachable", "--no-write-bitmap-index")
 	return err
 }
 
