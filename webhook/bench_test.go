@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-github/v66/github"
 )
 
 // BenchmarkIntake measures the whole edge — size check, signature, parse,
@@ -73,4 +76,28 @@ func BenchmarkIntake(b *testing.B) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "deliveries/s")
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+// BenchmarkDecode compares decoding the benchmark's 16 KB issue_comment
+// payload into go-github's complete event type, as the edge once did, with
+// the edge's small type holding only what routing reads.
+func BenchmarkDecode(b *testing.B) {
+	body := payload(b, "issue_comment.created.json", body("/agent-fix please"))
+	b.Run("go-github", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if _, err := github.ParseWebHook("issue_comment", body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("small", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			var ev issueCommentEvent
+			if err := json.Unmarshal(body, &ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -5,14 +5,15 @@ import (
 
 	"github.com/agentfix/agentfix/internal/logattr"
 	"github.com/agentfix/agentfix/jobs"
-	"github.com/google/go-github/v66/github"
 )
 
 // eventHandler handles the deliveries of one event type.
 type eventHandler interface {
-	// decide turns the payload that github.ParseWebHook returned for the
-	// handler's event into what the delivery asks for. It does no I/O.
-	decide(d delivery, payload any) decision
+	// decide decodes the JSON payload of the handler's event — only the
+	// fields routing needs — and turns it into what the delivery asks for.
+	// It fails only on malformed JSON or a field of the wrong type, and does
+	// no I/O.
+	decide(d delivery, body []byte) (decision, error)
 }
 
 // delivery is what the headers say about one delivery.
@@ -84,23 +85,3 @@ func handlers(r rules) map[string]eventHandler {
 		"ping":                        &Ping{},
 	}
 }
-
-func toRepo(r *github.Repository) jobs.Repo {
-	return jobs.Repo{
-		ID:            r.GetID(),
-		Owner:         r.GetOwner().GetLogin(),
-		Name:          r.GetName(),
-		FullName:      r.GetFullName(),
-		CloneURL:      r.GetCloneURL(),
-		DefaultBranch: r.GetDefaultBranch(),
-		Private:       r.GetPrivate(),
-	}
-}
-
-func toUser(u *github.User) jobs.User {
-	return jobs.User{Login: u.GetLogin(), ID: u.GetID(), Type: u.GetType()}
-}
-
-// isBot reports whether a user is a bot account; bots, the App itself
-// included, never start work.
-func isBot(u *github.User) bool { return u.GetType() == "Bot" }

@@ -1,24 +1,35 @@
 package webhook
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/agentfix/agentfix/jobs"
-	"github.com/google/go-github/v66/github"
 )
 
 // InstallationRepositories handles installation_repositories: repositories
 // removed from the installation get their jobs cancelled.
 type InstallationRepositories struct{}
 
-func (h *InstallationRepositories) decide(d delivery, payload any) decision {
-	ev := payload.(*github.InstallationRepositoriesEvent)
-	id := ev.GetInstallation().GetID()
-	if id == 0 {
-		return ignored("no installation in the payload")
+// installationRepositoriesEvent is what routing reads of an
+// installation_repositories payload.
+type installationRepositoriesEvent struct {
+	Action              string          `json:"action"`
+	Installation        installationRef `json:"installation"`
+	RepositoriesRemoved []repository    `json:"repositories_removed"`
+}
+
+func (h *InstallationRepositories) decide(d delivery, body []byte) (decision, error) {
+	var ev installationRepositoriesEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return decision{}, err
 	}
-	if ev.GetAction() != "removed" {
-		return ignored("installation_repositories action %s needs nothing", ev.GetAction())
+	id := ev.Installation.ID
+	if id == 0 {
+		return ignored("no installation in the payload"), nil
+	}
+	if ev.Action != "removed" {
+		return ignored("installation_repositories action %s needs nothing", ev.Action), nil
 	}
 	var repos []jobs.Repo
 	for _, r := range ev.RepositoriesRemoved {
@@ -29,9 +40,9 @@ func (h *InstallationRepositories) decide(d delivery, payload any) decision {
 		repos = append(repos, repo)
 	}
 	if len(repos) == 0 {
-		return ignored("no repositories removed")
+		return ignored("no repositories removed"), nil
 	}
-	return decision{cancel: &jobs.Cancel{DeliveryID: d.id, Installation: id, Reason: jobs.CancelRepositoriesRemoved, Repos: repos}}
+	return decision{cancel: &jobs.Cancel{DeliveryID: d.id, Installation: id, Reason: jobs.CancelRepositoriesRemoved, Repos: repos}}, nil
 }
 
 var _ eventHandler = (*InstallationRepositories)(nil)

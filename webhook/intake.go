@@ -35,12 +35,12 @@ type response struct {
 // the headers and JSON (400), then routes, claims and enqueues (503 when the
 // queue is unavailable) and answers 202.
 func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
-	event := r.Header.Get("X-GitHub-Event")
+	event := github.WebHookType(r)
 	label := event
 	if _, ok := s.handlers[event]; !ok {
 		label = eventOther
 	}
-	log := s.log.With(logattr.Event, label, logattr.DeliveryID, truncate(r.Header.Get("X-GitHub-Delivery"), 128))
+	log := s.log.With(logattr.Event, label, logattr.DeliveryID, truncate(github.DeliveryID(r), 128))
 
 	body, err := readBody(w, r)
 	var tooLarge *http.MaxBytesError
@@ -96,7 +96,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 
 // checkHeaders reads the delivery headers.
 func checkHeaders(r *http.Request) (delivery, error) {
-	d := delivery{id: r.Header.Get("X-GitHub-Delivery"), event: r.Header.Get("X-GitHub-Event")}
+	d := delivery{id: github.DeliveryID(r), event: github.WebHookType(r)}
 	switch {
 	case d.event == "":
 		return d, errors.New("missing X-GitHub-Event")
@@ -112,7 +112,7 @@ func checkHeaders(r *http.Request) (delivery, error) {
 	return d, nil
 }
 
-// decide parses the payload and asks the event's handler.
+// decide asks the event's handler, which decodes the payload.
 func (s *Server) decide(d delivery, body []byte) (decision, error) {
 	h, ok := s.handlers[d.event]
 	if !ok {
@@ -121,11 +121,11 @@ func (s *Server) decide(d delivery, body []byte) (decision, error) {
 		}
 		return ignored("event %s is not handled", truncate(d.event, 64)), nil
 	}
-	payload, err := github.ParseWebHook(d.event, body)
+	dec, err := h.decide(d, body)
 	if err != nil {
 		return decision{}, fmt.Errorf("malformed %s payload: %w", d.event, err)
 	}
-	return h.decide(d, payload), nil
+	return dec, nil
 }
 
 // submit claims the delivery and enqueues its tasks. A failed enqueue

@@ -1,35 +1,51 @@
 package webhook
 
 import (
+	"encoding/json"
+
 	"github.com/agentfix/agentfix/jobs"
-	"github.com/google/go-github/v66/github"
 )
 
 // IssueComment handles issue_comment: a command in a new comment on an
 // issue or on a PR.
 type IssueComment struct{ rules rules }
 
-func (h *IssueComment) decide(d delivery, payload any) decision {
-	ev := payload.(*github.IssueCommentEvent)
-	issue := ev.GetIssue()
+// issueCommentEvent is what routing reads of an issue_comment payload.
+type issueCommentEvent struct {
+	envelope
+	Issue struct {
+		Number int  `json:"number"`
+		User   user `json:"user"`
+		// PullRequest is present (an object) when the issue is a pull
+		// request, as go-github's Issue.IsPullRequest checks.
+		PullRequest *struct{} `json:"pull_request"`
+	} `json:"issue"`
+	Comment comment `json:"comment"`
+}
+
+func (h *IssueComment) decide(d delivery, body []byte) (decision, error) {
+	var ev issueCommentEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return decision{}, err
+	}
 	return h.rules.routeComment(commentRequest{
 		deliveryID:   d.id,
-		action:       ev.GetAction(),
+		action:       ev.Action,
 		trigger:      "created",
-		installation: ev.GetInstallation().GetID(),
-		repo:         toRepo(ev.GetRepo()),
-		number:       issue.GetNumber(),
-		isPR:         issue.IsPullRequest(),
-		prAuthor:     toUser(issue.GetUser()),
-		sender:       toUser(ev.GetSender()),
-		senderIsBot:  isBot(ev.GetSender()),
-		body:         ev.GetComment().GetBody(),
+		installation: ev.Installation.ID,
+		repo:         toRepo(ev.Repository),
+		number:       ev.Issue.Number,
+		isPR:         ev.Issue.PullRequest != nil,
+		prAuthor:     toUser(ev.Issue.User),
+		sender:       toUser(ev.Sender),
+		senderIsBot:  ev.Sender.isBot(),
+		body:         ev.Comment.Body,
 		source: jobs.Trigger{
 			Kind:      jobs.TriggerIssueComment,
-			CommentID: ev.GetComment().GetID(),
-			URL:       ev.GetComment().GetHTMLURL(),
+			CommentID: ev.Comment.ID,
+			URL:       ev.Comment.HTMLURL,
 		},
-	})
+	}), nil
 }
 
 var _ eventHandler = (*IssueComment)(nil)

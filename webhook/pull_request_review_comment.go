@@ -1,35 +1,47 @@
 package webhook
 
 import (
+	"encoding/json"
+
 	"github.com/agentfix/agentfix/jobs"
-	"github.com/google/go-github/v66/github"
 )
 
 // PullRequestReviewComment handles pull_request_review_comment: a command
 // in a new inline comment on a PR.
 type PullRequestReviewComment struct{ rules rules }
 
-func (h *PullRequestReviewComment) decide(d delivery, payload any) decision {
-	ev := payload.(*github.PullRequestReviewCommentEvent)
+// pullRequestReviewCommentEvent is what routing reads of a
+// pull_request_review_comment payload.
+type pullRequestReviewCommentEvent struct {
+	envelope
+	PullRequest pullRequest `json:"pull_request"`
+	Comment     comment     `json:"comment"`
+}
+
+func (h *PullRequestReviewComment) decide(d delivery, body []byte) (decision, error) {
+	var ev pullRequestReviewCommentEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return decision{}, err
+	}
 	return h.rules.routeComment(commentRequest{
 		deliveryID:   d.id,
-		action:       ev.GetAction(),
+		action:       ev.Action,
 		trigger:      "created",
-		installation: ev.GetInstallation().GetID(),
-		repo:         toRepo(ev.GetRepo()),
-		number:       ev.GetPullRequest().GetNumber(),
+		installation: ev.Installation.ID,
+		repo:         toRepo(ev.Repository),
+		number:       ev.PullRequest.Number,
 		isPR:         true,
-		prAuthor:     toUser(ev.GetPullRequest().GetUser()),
-		sender:       toUser(ev.GetSender()),
-		senderIsBot:  isBot(ev.GetSender()),
-		body:         ev.GetComment().GetBody(),
+		prAuthor:     toUser(ev.PullRequest.User),
+		sender:       toUser(ev.Sender),
+		senderIsBot:  ev.Sender.isBot(),
+		body:         ev.Comment.Body,
 		source: jobs.Trigger{
 			Kind:      jobs.TriggerReviewComment,
-			CommentID: ev.GetComment().GetID(),
-			ReviewID:  ev.GetComment().GetPullRequestReviewID(),
-			URL:       ev.GetComment().GetHTMLURL(),
+			CommentID: ev.Comment.ID,
+			ReviewID:  ev.Comment.PullRequestReviewID,
+			URL:       ev.Comment.HTMLURL,
 		},
-	})
+	}), nil
 }
 
 var _ eventHandler = (*PullRequestReviewComment)(nil)
