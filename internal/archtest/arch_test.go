@@ -18,9 +18,10 @@ const module = "github.com/agentfix/agentfix"
 var allowed = map[string][]string{
 	"cmd/bot":            {"*"},
 	"config":             {},
+	"budget":             {"config"},
 	"jobs":               {"config"},
 	"webhook":            {"config", "jobs"},
-	"jobs/worker":        {"jobs", "agent", "tools", "workspace", "ghapp", "runs", "config"},
+	"jobs/worker":        {"jobs", "agent", "tools", "workspace", "ghapp", "runs", "config", "budget"},
 	"ghapp":              {"config"},
 	"ghapp/ghfake":       {"config", "ghapp"},
 	"agent":              {},
