@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+
+	"github.com/agentfix/agentfix/agent/llm"
+	"github.com/agentfix/agentfix/config"
+	"github.com/agentfix/agentfix/tools"
+	"github.com/agentfix/agentfix/workspace"
+)
+
+// sandboxKinds maps the names AGENTFIX_SANDBOX takes to the constructors of
+// package workspace.
+func sandboxKinds() map[string]func(workspace.Options) (tools.Sandbox, error) {
+	return map[string]func(workspace.Options) (tools.Sandbox, error){
+		"bwrap":  func(o workspace.Options) (tools.Sandbox, error) { return asSandbox(workspace.NewBwrap(o)) },
+		"docker": func(o workspace.Options) (tools.Sandbox, error) { return asSandbox(workspace.NewDocker(o)) },
+		"none":   func(o workspace.Options) (tools.Sandbox, error) { return asSandbox(workspace.NewNone(o)) },
+	}
+}
+
+// asSandbox returns a constructor's result as a tools.Sandbox, nil on error
+// (never a typed nil).
+func asSandbox[S tools.Sandbox](s S, err error) (tools.Sandbox, error) {
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkSandboxKind reports an unknown sandbox name, listing the valid ones,
+// and the none sandbox without its opt-in, as configuration errors.
+func checkSandboxKind(kind string, allowUnsandboxed bool) error {
+	kinds := sandboxKinds()
+	if _, ok := kinds[kind]; !ok {
+		return configError{fmt.Errorf("sandbox %q: unknown; valid sandboxes: %s", kind, strings.Join(sortedKeys(kinds), ", "))}
+	}
+	if kind == "none" && !allowUnsandboxed {
+		return configError{fmt.Errorf("AGENTFIX_ALLOW_UNSANDBOXED: the none sandbox runs the agent's commands on this machine without isolation; set AGENTFIX_ALLOW_UNSANDBOXED=true to allow it (development only)")}
+	}
+	return nil
+}
+
+// newSandbox builds the sandbox named kind; an unknown name or a sandbox
+// that cannot be built here (bwrap not installed, no image for docker) is a
+// configuration error.
+func newSandbox(kind string, o workspace.Options) (tools.Sandbox, error) {
+	if err := checkSandboxKind(kind, o.AllowUnsandboxed); err != nil {
+		return nil, err
+	}
+	sb, err := sandboxKinds()[kind](o)
+	if err != nil {
+		return nil, configError{fmt.Errorf("sandbox %s: %w", kind, err)}
+	}
+	return sb, nil
+}
+
+// providerOptions maps the provider part of a model name to the options
+// carrying its credentials from the configuration (environment, .env).
+func providerOptions(cfg *config.App) map[string]llm.Options {
+	return map[string]llm.Options{
+		"openai":    {APIKey: cfg.OpenAIAPIKey, BaseURL: cfg.OpenAIBaseURL},
+		"anthropic": {APIKey: cfg.AnthropicAPIKey, BaseURL: cfg.AnthropicBaseURL},
+	}
+}
+
+// newModel builds the model named "provider/model" with the configuration's
+// credentials, price overrides and allow_unpriced_model. An unknown
+// provider, an unpriced model and a missing API key are configuration
+// errors.
+func newModel(cfg *config.App, name string, log *slog.Logger) (*llm.Model, error) {
+	providers := providerOptions(cfg)
+	provider, model, ok := strings.Cut(name, "/")
+	o, known := providers[provider]
+	if !ok || model == "" || !known {
+		return nil, configError{fmt.Errorf("model %q: want provider/model with provider one of %s (e.g. openai/gpt-5, anthropic/claude-sonnet-4-5)",
+			name, strings.Join(sortedKeys(providers), ", "))}
+	}
+	o.AllowUnpriced = cfg.AllowUnpricedModel
+	o.Logger = log
+	// The configuration already read the environment and .env: the
+	// provider must not read the process environment behind it.
+	o.Getenv = func(string) string { return "" }
+	if len(cfg.Prices) > 0 {
+		o.Prices = make(map[string]llm.Price, len(cfg.Prices))
+		for k, p := range cfg.Prices {
+			o.Prices[k] = llm.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
+		}
+	}
+	m, err := llm.New(name, o)
+	if err != nil {
+		return nil, configError{err}
+	}
+	return m, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

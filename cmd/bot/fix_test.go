@@ -1,0 +1,394 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentfix/agentfix/agent"
+)
+
+// testGitEnv makes the test repositories' commits deterministic and keeps
+// the machine's git configuration out.
+var testGitEnv = []string{
+	"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+	"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com", "GIT_AUTHOR_DATE=2026-01-02T03:04:05Z",
+	"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com", "GIT_COMMITTER_DATE=2026-01-02T03:04:05Z",
+}
+
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), testGitEnv...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The test repository: a Go package (no modules needed: the sandbox has no
+// network) whose test fails until Add adds.
+const (
+	calcBuggy = "package calc\n\n// Add returns a plus b.\nfunc Add(a, b int) int {\n\treturn a - b\n}\n"
+	calcFixed = "package calc\n\n// Add returns a plus b.\nfunc Add(a, b int) int {\n\treturn a + b\n}\n"
+)
+
+var calcRepo = map[string]string{
+	"go.mod":       "module example.com/calc\n\ngo 1.22\n",
+	"calc.go":      calcBuggy,
+	"calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif got := Add(1, 2); got != 3 {\n\t\tt.Fatalf(\"Add(1, 2) = %d, want 3\", got)\n\t}\n}\n",
+	"README.md":    "# calc\n",
+}
+
+// agentFixYML warms the build cache in setup (with network, before the
+// agent) and leaves a mark the agent checks; its test command goes into the
+// review.
+const agentFixYML = `setup:
+  - touch "$HOME/setup-ran"
+  - go test -count=1 -run '^$' ./...
+test: go test ./...
+instructions: Keep Add's signature.
+`
+
+// newCalcRepo makes the user's checkout: a git repository with one commit
+// and files added to calcRepo.
+func newCalcRepo(t *testing.T, extra map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "calc")
+	gitIn(t, t.TempDir(), "init", "--quiet", "--initial-branch=main", dir)
+	writeTree(t, dir, calcRepo)
+	writeTree(t, dir, extra)
+	gitIn(t, dir, "add", "--all")
+	gitIn(t, dir, "commit", "--quiet", "-m", "calc")
+	return dir
+}
+
+// issueFile writes the issue of the test runs.
+func issueFile(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "issue.md")
+	if err := os.WriteFile(p, []byte("# Add subtracts\n\nAdd(1, 2) returns -1; it should return 3.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// wantPatch is the diff of the fix, as git makes it in a clone of repo.
+func wantPatch(t *testing.T, repo string) string {
+	t.Helper()
+	clone := filepath.Join(t.TempDir(), "clone")
+	gitIn(t, t.TempDir(), "clone", "--quiet", repo, clone)
+	writeTree(t, clone, map[string]string{"calc.go": calcFixed})
+	return gitIn(t, clone, "diff")
+}
+
+// fixScript views, edits, tests, submits (getting the review), and submits
+// again with a summary.
+func fixScript() []fakeCall {
+	return []fakeCall{
+		{tool: "str_replace_editor", args: map[string]string{"command": "view", "path": "/workspace/calc.go"}},
+		{tool: "str_replace_editor", args: map[string]string{"command": "str_replace", "path": "calc.go", "old_str": "\treturn a - b", "new_str": "\treturn a + b"}},
+		{tool: "bash", args: map[string]string{"command": `ls "$HOME/setup-ran" && go test ./...`}},
+		{tool: "submit", args: map[string]string{}},
+		{tool: "submit", args: map[string]string{"summary": "Add adds now; go test ./... passes."}},
+	}
+}
+
+// fixOutcome is what one bot fix run left.
+type fixOutcome struct {
+	code           int
+	err            error
+	stdout, stderr string
+}
+
+// runFixCmd runs `bot fix args...` with environ (plus PATH and a HOME of
+// its own) in workDir, with ctx.
+func runFixCmd(ctx context.Context, t *testing.T, workDir string, environ []string, args ...string) fixOutcome {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, testGitEnv...)
+	m := &Main{Args: append([]string{"fix"}, args...), Environ: append(env, environ...), WorkDir: workDir, Stdout: &stdout, Stderr: &stderr}
+	err := m.Run(ctx)
+	if cerr := m.Close(); err == nil {
+		err = cerr
+	}
+	out := fixOutcome{code: exitCode(err), err: err, stdout: stdout.String(), stderr: stderr.String()}
+	t.Logf("bot fix %s → exit %d, %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), out.code, err, out.stdout, out.stderr)
+	return out
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func readTrajectory(t *testing.T, path string) agent.Trajectory {
+	t.Helper()
+	traj, err := readTrajectoryFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if traj.Result == nil {
+		t.Fatalf("%s has no result record", path)
+	}
+	return traj
+}
+
+// TestFixSubmitsReplaysAndApplies runs bot fix three times on one checkout
+// with the real OpenAI provider against a fake endpoint and the real bwrap
+// sandbox: a run that submits, a replay of its trajectory without any API
+// key, and a run with --apply. Setup and test come from the repository's
+// .github/agent-fix.yml; one sandbox cache directory keeps go test warm
+// across the runs.
+func TestFixSubmitsReplaysAndApplies(t *testing.T) {
+	repo := newCalcRepo(t, map[string]string{".github/agent-fix.yml": agentFixYML})
+	issue := issueFile(t)
+	cache := filepath.Join(t.TempDir(), "cache")
+	want := wantPatch(t, repo)
+	work := t.TempDir()
+
+	fake := newFakeOpenAI(t, fixScript()...)
+	first := filepath.Join(work, "first")
+	got := runFixCmd(context.Background(), t, work, fake.environ(), "--repo", repo, "--issue-file", issue, "--out", first, "--cache", cache)
+	if got.code != 0 {
+		t.Fatalf("exit code %d (%v), want 0", got.code, got.err)
+	}
+	if diff := cmp.Diff(want, readFile(t, filepath.Join(first, "patch.diff"))); diff != "" {
+		t.Errorf("patch.diff (-want +got):\n%s", diff)
+	}
+	traj := readTrajectory(t, filepath.Join(first, "trajectory.jsonl"))
+	if traj.Result.Status != agent.Submitted || traj.Result.Summary != "Add adds now; go test ./... passes." || len(traj.Steps) != 5 {
+		t.Errorf("trajectory result %s %q after %d steps, want submitted with the summary after 5", traj.Result.Status, traj.Result.Summary, len(traj.Steps))
+	}
+	if traj.Header.Task.Title != "Add subtracts" || traj.Header.Task.Notes != "Keep Add's signature." {
+		t.Errorf("task title %q notes %q, want the issue's title and the instructions of agent-fix.yml", traj.Header.Task.Title, traj.Header.Task.Notes)
+	}
+	reqs := fake.requests()
+	if len(reqs) != 5 {
+		t.Fatalf("the model got %d requests, want 5", len(reqs))
+	}
+	if got := reqs[3].lastContent(); !strings.Contains(got, "/cache/setup-ran") || !strings.Contains(got, "ok  \texample.com/calc") {
+		t.Errorf("go test in the sandbox, after setup, did not pass:\n%s", got)
+	}
+	if got := reqs[4].lastContent(); !strings.Contains(got, "The repository's test command `go test ./...` passed") {
+		t.Errorf("the review lacks the result of agent-fix.yml's test command:\n%s", got)
+	}
+	for _, line := range []string{"setup       go test -count=1 -run '^$' ./...", "test        go test ./...", "step  5/75  $0.0100  submit → submitted", "ended: submitted"} {
+		if !strings.Contains(got.stdout, line) {
+			t.Errorf("stdout lacks %q", line)
+		}
+	}
+	if st := gitIn(t, repo, "status", "--porcelain"); st != "" {
+		t.Errorf("the checkout changed without --apply:\n%s", st)
+	}
+
+	replayed := filepath.Join(work, "replayed")
+	got = runFixCmd(context.Background(), t, work, nil, "--repo", repo, "--replay", filepath.Join(first, "trajectory.jsonl"), "--out", replayed, "--cache", cache)
+	if got.code != 0 {
+		t.Fatalf("replay: exit code %d (%v), want 0", got.code, got.err)
+	}
+	if diff := cmp.Diff(want, readFile(t, filepath.Join(replayed, "patch.diff"))); diff != "" {
+		t.Errorf("replay: patch.diff (-want +got):\n%s", diff)
+	}
+	if r := readTrajectory(t, filepath.Join(replayed, "trajectory.jsonl")); r.Header.Model != "replay/openai/gpt-5" || r.Result.Status != agent.Submitted {
+		t.Errorf("replay: model %q status %s, want replay/openai/gpt-5 submitted", r.Header.Model, r.Result.Status)
+	}
+
+	fake = newFakeOpenAI(t, fixScript()...)
+	got = runFixCmd(context.Background(), t, work, fake.environ(), "--repo", repo, "--issue-file", issue, "--out", filepath.Join(work, "applied"), "--cache", cache, "--apply")
+	if got.code != 0 {
+		t.Fatalf("--apply: exit code %d (%v), want 0", got.code, got.err)
+	}
+	if diff := cmp.Diff(want, gitIn(t, repo, "diff")); diff != "" {
+		t.Errorf("--apply: the checkout's diff (-want +got):\n%s", diff)
+	}
+	if head := gitIn(t, repo, "rev-list", "--count", "HEAD"); head != "1\n" {
+		t.Errorf("--apply committed: %s commits, want 1", head)
+	}
+}
+
+// TestFixApplyKeepsUncommittedWork: --apply refuses a checkout with
+// uncommitted changes in a file the patch touches and leaves them alone.
+func TestFixApplyKeepsUncommittedWork(t *testing.T) {
+	repo := newCalcRepo(t, nil)
+	work := t.TempDir()
+	fake := newFakeOpenAI(t,
+		fakeCall{tool: "str_replace_editor", args: map[string]string{"command": "str_replace", "path": "calc.go", "old_str": "a - b", "new_str": "a + b"}},
+		fakeCall{tool: "submit", args: map[string]string{"summary": "fixed"}},
+		fakeCall{tool: "submit", args: map[string]string{}},
+	)
+	mine := calcBuggy + "\n// my uncommitted note\n"
+	writeTree(t, repo, map[string]string{"calc.go": mine})
+	out := filepath.Join(work, "out")
+	got := runFixCmd(context.Background(), t, work, fake.environ(), "--repo", repo, "--issue-file", issueFile(t), "--out", out, "--apply")
+	if got.code != 1 || !strings.Contains(got.err.Error(), "uncommitted changes in calc.go, which the patch touches") {
+		t.Errorf("exit code %d, error %v; want 1 and a refusal naming calc.go", got.code, got.err)
+	}
+	if !strings.Contains(got.stdout, "note        1 uncommitted change in the checkout is not part of the run") {
+		t.Errorf("stdout does not say the uncommitted change is not part of the run")
+	}
+	if body := readFile(t, filepath.Join(repo, "calc.go")); body != mine {
+		t.Errorf("calc.go changed:\n%s\nwant the user's own version", body)
+	}
+	if p := readFile(t, filepath.Join(out, "patch.diff")); !strings.Contains(p, "+\treturn a + b") {
+		t.Errorf("patch.diff lacks the fix:\n%s", p)
+	}
+}
+
+// TestFixStepLimit: a run that submits once and then hits the step limit
+// ends autosubmitted, exit code 1, with the fix in patch.diff. The step
+// limit comes from agent-fix.yml, lowering the operator's; the setup and
+// test commands come from the flags, over agent-fix.yml.
+func TestFixStepLimit(t *testing.T) {
+	repo := newCalcRepo(t, map[string]string{".github/agent-fix.yml": "test: exit 3\nsetup: [exit 3]\nmax_steps: 3\n"})
+	work := t.TempDir()
+	fake := newFakeOpenAI(t,
+		fakeCall{tool: "str_replace_editor", args: map[string]string{"command": "str_replace", "path": "calc.go", "old_str": "a - b", "new_str": "a + b"}},
+		fakeCall{tool: "submit", args: map[string]string{"summary": "fixed"}},
+		fakeCall{tool: "bash", args: map[string]string{"command": "cat $HOME/from-flag"}},
+	)
+	out := filepath.Join(work, "out")
+	got := runFixCmd(context.Background(), t, work, append(fake.environ(), "AGENTFIX_MAX_STEPS=10"),
+		"--repo", repo, "--issue-file", issueFile(t), "--out", out, "--setup", "echo flag-setup > $HOME/from-flag", "--test", "grep -q 'a + b' calc.go")
+	if got.code != 1 {
+		t.Fatalf("exit code %d (%v), want 1", got.code, got.err)
+	}
+	if want := "bot fix: the run ended autosubmitted: limits_exceeded: step limit reached: 3 of 3 steps"; got.err.Error() != want {
+		t.Errorf("error %q, want %q", got.err, want)
+	}
+	traj := readTrajectory(t, filepath.Join(out, "trajectory.jsonl"))
+	if traj.Result.Status != agent.Autosubmitted || traj.Result.Cause != agent.LimitsExceeded {
+		t.Errorf("result %s (cause %s), want autosubmitted after limits_exceeded", traj.Result.Status, traj.Result.Cause)
+	}
+	if p := readFile(t, filepath.Join(out, "patch.diff")); !strings.Contains(p, "+\treturn a + b") {
+		t.Errorf("patch.diff lacks the fix:\n%s", p)
+	}
+	reqs := fake.requests()
+	if got := reqs[2].lastContent(); !strings.Contains(got, "`grep -q 'a + b' calc.go` passed") {
+		t.Errorf("the review lacks the --test command's result:\n%s", got)
+	}
+	if len(traj.Steps) == 3 && !strings.Contains(traj.Steps[2].Observations[0].Output, "flag-setup") {
+		t.Errorf("the --setup command did not run before the agent: %q", traj.Steps[2].Observations[0].Output)
+	}
+}
+
+// TestFixCancel: cancelling the run (SIGINT in main) while the model
+// thinks ends it cancelled, exit code 1, with the trajectory's result
+// record and the diff the agent left written.
+func TestFixCancel(t *testing.T) {
+	repo := newCalcRepo(t, nil)
+	work := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fake := newFakeOpenAI(t,
+		fakeCall{tool: "str_replace_editor", args: map[string]string{"command": "str_replace", "path": "calc.go", "old_str": "a - b", "new_str": "a + b"}},
+		fakeCall{before: cancel, block: true},
+	)
+	out := filepath.Join(work, "out")
+	got := runFixCmd(ctx, t, work, fake.environ(), "--repo", repo, "--issue-file", issueFile(t), "--out", out)
+	if got.code != 1 || !strings.Contains(got.err.Error(), "the run ended cancelled") {
+		t.Errorf("exit code %d, error %v; want 1, cancelled", got.code, got.err)
+	}
+	traj := readTrajectory(t, filepath.Join(out, "trajectory.jsonl"))
+	if traj.Result.Status != agent.Cancelled || len(traj.Steps) != 2 {
+		t.Errorf("result %s after %d steps, want cancelled after 2", traj.Result.Status, len(traj.Steps))
+	}
+	if p := readFile(t, filepath.Join(out, "patch.diff")); !strings.Contains(p, "+\treturn a + b") {
+		t.Errorf("patch.diff lacks the diff the agent left:\n%s", p)
+	}
+	if !strings.Contains(got.stdout, "(1 file changed, not submitted)") {
+		t.Errorf("the summary does not say the patch was not submitted")
+	}
+}
+
+func TestFixUsageErrors(t *testing.T) {
+	repo := newCalcRepo(t, nil)
+	badConfig := newCalcRepo(t, map[string]string{".github/agent-fix.yml": "tset: go test ./...\n"})
+	issue := issueFile(t)
+	notRepo := t.TempDir()
+	used := t.TempDir()
+	writeTree(t, used, map[string]string{"trajectory.jsonl": "{}\n"})
+	fake := []string{"OPENAI_API_KEY=test-key", "OPENAI_BASE_URL=http://127.0.0.1:1/v1"}
+	withModel := append([]string{"AGENTFIX_MODEL=openai/gpt-5"}, fake...)
+	tests := []struct {
+		name    string
+		environ []string
+		args    []string
+		want    string
+	}{
+		{"no flags", withModel, nil, "bot fix: --repo DIR and --issue-file FILE required"},
+		{"unknown flag", withModel, []string{"--repo", repo, "--issue-file", issue, "--yes"}, "flag provided but not defined: -yes"},
+		{"missing issue file", withModel, []string{"--repo", repo, "--issue-file", "missing.md"}, "--issue-file: stat "},
+		{"not a repository", withModel, []string{"--repo", notRepo, "--issue-file", issue}, "is not a git repository"},
+		{"unknown sandbox", withModel, []string{"--repo", repo, "--issue-file", issue, "--sandbox", "chroot"}, `sandbox "chroot": unknown; valid sandboxes: bwrap, docker, none`},
+		{"none without opt-in", withModel, []string{"--repo", repo, "--issue-file", issue, "--sandbox", "none"}, "set AGENTFIX_ALLOW_UNSANDBOXED=true to allow it"},
+		{"docker without image", withModel, []string{"--repo", repo, "--issue-file", issue, "--sandbox", "docker"}, "the docker sandbox needs --image IMAGE"},
+		{"no model", fake, []string{"--repo", repo, "--issue-file", issue}, "AGENTFIX_MODEL: required"},
+		{"unknown provider", fake, []string{"--repo", repo, "--issue-file", issue, "--model", "mistral/large"}, `model "mistral/large": want provider/model with provider one of anthropic, openai`},
+		{"unpriced model", fake, []string{"--repo", repo, "--issue-file", issue, "--model", "openai/my-finetune"}, "set allow_unpriced_model: true"},
+		{"no API key", nil, []string{"--repo", repo, "--issue-file", issue, "--model", "openai/gpt-5"}, "no API key: set OPENAI_API_KEY"},
+		{"no Anthropic key", nil, []string{"--repo", repo, "--issue-file", issue, "--model", "anthropic/claude-sonnet-4-5"}, "no API key: set ANTHROPIC_API_KEY"},
+		{"model and replay", withModel, []string{"--repo", repo, "--replay", "t.jsonl", "--model", "openai/gpt-5"}, "--model and --replay exclude each other"},
+		{"missing replay", nil, []string{"--repo", repo, "--replay", "missing.jsonl"}, "--replay: open "},
+		{"used output directory", withModel, []string{"--repo", repo, "--issue-file", issue, "--out", used}, "already holds trajectory.jsonl of another run"},
+		{"bad agent-fix.yml", withModel, []string{"--repo", badConfig, "--issue-file", issue}, "invalid configuration at HEAD "},
+		{"bad agent-fix.yml names the key", withModel, []string{"--repo", badConfig, "--issue-file", issue}, ".github/agent-fix.yml:1: tset: unknown key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runFixCmd(context.Background(), t, t.TempDir(), tt.environ, tt.args...)
+			if got.code != 2 {
+				t.Errorf("exit code %d, want 2", got.code)
+			}
+			if got.err == nil || !strings.Contains(got.err.Error(), tt.want) {
+				t.Errorf("error %v, want it to contain %q", got.err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseIssue(t *testing.T) {
+	tests := []struct {
+		name, text, title, body string
+	}{
+		{"title line", "# Add subtracts\n\nAdd(1, 2) returns -1.\n", "Add subtracts", "Add(1, 2) returns -1."},
+		{"blank lines and BOM first", "\uFEFF\n\n# Title\r\nBody\r\n", "Title", "Body"},
+		{"title only", "# Only a title", "Only a title", ""},
+		{"no title line", "Add(1, 2) returns -1.\n\nIt should be 3.", "Add(1, 2) returns -1.", "Add(1, 2) returns -1.\n\nIt should be 3."},
+		{"second-level heading is not a title", "## Steps\n1. run", "Steps", "## Steps\n1. run"},
+		{"long first line", strings.Repeat("x", 150), strings.Repeat("x", 99) + "…", strings.Repeat("x", 150)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			title, body := parseIssue(tt.text)
+			if title != tt.title || body != tt.body {
+				t.Errorf("parseIssue(%q) = %q, %q; want %q, %q", tt.text, title, body, tt.title, tt.body)
+			}
+		})
+	}
+}
