@@ -1,0 +1,230 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/agentfix/agentfix/ghapp"
+	"github.com/agentfix/agentfix/internal/logattr"
+	"github.com/agentfix/agentfix/jobs"
+)
+
+// taskHead is what the worker reads of any agent task's payload.
+type taskHead struct {
+	DeliveryID   string    `json:"delivery_id"`
+	Installation int64     `json:"installation"`
+	Repo         jobs.Repo `json:"repo"`
+	Number       int       `json:"number"`
+	Requester    jobs.User `json:"requester"`
+}
+
+func decodeHead(b []byte) taskHead {
+	var h taskHead
+	_ = json.Unmarshal(b, &h) // a payload that does not decode matches nothing
+	return h
+}
+
+// payloadDelivery returns the delivery id a task payload was written for.
+func payloadDelivery(b []byte) string { return decodeHead(b).DeliveryID }
+
+// handleCancel stops agent jobs GitHub asked to end (DESIGN.md §4): the
+// fix job of a closed issue, or every job of an installation (or of some of
+// its repositories) that was deleted, suspended or lost access; the
+// installation's cached clients are dropped.
+func (w *Worker) handleCancel(ctx context.Context, t *asynq.Task) error {
+	c, err := jobs.Decode[jobs.Cancel](t.Payload())
+	if err != nil {
+		w.metrics.job(jobs.TypeCancel, outcomeInvalid)
+		return skip(err)
+	}
+	log := w.log.With(logattr.DeliveryID, c.DeliveryID, logattr.InstallationID, c.Installation, logattr.Reason, c.Reason)
+	switch c.Reason {
+	case jobs.CancelInstallationDeleted, jobs.CancelInstallationSuspended:
+		w.opts.GitHub.Forget(c.Installation)
+	}
+	var ids []string
+	if c.Number != 0 {
+		if len(c.Repos) != 1 {
+			w.metrics.job(jobs.TypeCancel, outcomeInvalid)
+			return skip(fmt.Errorf("cancel of issue %d needs one repository, got %d", c.Number, len(c.Repos)))
+		}
+		ids = []string{jobs.FixTaskID(c.Repos[0].FullName, c.Number)}
+	} else if ids, err = w.agentTasksOf(c.Installation, c.Repos); err != nil {
+		w.metrics.job(jobs.TypeCancel, outcomeError)
+		return err
+	}
+	stopped := 0
+	for _, id := range ids {
+		ok, err := w.stopTask(ctx, id, cancelMarker{Reason: string(c.Reason)})
+		if err != nil {
+			w.metrics.job(jobs.TypeCancel, outcomeError)
+			return err
+		}
+		if ok {
+			stopped++
+		}
+	}
+	log.Info("cancel handled", "jobs_stopped", stopped)
+	w.metrics.job(jobs.TypeCancel, outcomeStopped)
+	return nil
+}
+
+// agentTasksOf lists the agent tasks, waiting or running, of installation
+// (and, when repos is not empty, of those repositories).
+func (w *Worker) agentTasksOf(installation int64, repos []jobs.Repo) ([]string, error) {
+	want := map[string]bool{}
+	for _, r := range repos {
+		want[strings.ToLower(r.FullName)] = true
+	}
+	listers := []func(string, ...asynq.ListOption) ([]*asynq.TaskInfo, error){
+		w.inspector.ListActiveTasks, w.inspector.ListPendingTasks, w.inspector.ListScheduledTasks, w.inspector.ListRetryTasks,
+	}
+	var ids []string
+	for _, list := range listers {
+		for page := 1; ; page++ {
+			infos, err := list(jobs.QueueAgent, asynq.PageSize(100), asynq.Page(page))
+			if errors.Is(err, asynq.ErrQueueNotFound) {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("list agent tasks: %w", err)
+			}
+			for _, info := range infos {
+				h := decodeHead(info.Payload)
+				if h.Installation == installation && (len(want) == 0 || want[strings.ToLower(h.Repo.FullName)]) {
+					ids = append(ids, info.ID)
+				}
+			}
+			if len(infos) < 100 {
+				break
+			}
+		}
+	}
+	return ids, nil
+}
+
+// stopTask stops agent task id: a running one gets its cancel marker and
+// asynq's cancellation (its handler reports), a waiting one is deleted and
+// its status comment says so. It reports whether there was a job to stop.
+func (w *Worker) stopTask(ctx context.Context, id string, m cancelMarker) (bool, error) {
+	info, err := w.inspector.GetTaskInfo(jobs.QueueAgent, id)
+	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("stop %s: %w", id, err)
+	}
+	switch info.State {
+	case asynq.TaskStateActive, asynq.TaskStatePending, asynq.TaskStateScheduled, asynq.TaskStateRetry:
+	default:
+		return false, nil
+	}
+	h := decodeHead(info.Payload)
+	m.DeliveryID = h.DeliveryID
+	// The marker first: a job that starts or runs now sees it.
+	if err := w.state.setCancel(ctx, id, m); err != nil {
+		return false, err
+	}
+	if info.State == asynq.TaskStateActive {
+		if err := w.inspector.CancelProcessing(id); err != nil {
+			return false, fmt.Errorf("stop %s: %w", id, err)
+		}
+		return true, nil
+	}
+	if err := w.inspector.DeleteTask(jobs.QueueAgent, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+		// It started meanwhile: cancel it like a running one.
+		if cerr := w.inspector.CancelProcessing(id); cerr != nil {
+			return false, fmt.Errorf("stop %s: %w; then: %w", id, err, cerr)
+		}
+		return true, nil
+	}
+	w.markStoppedBeforeStart(ctx, h, id, m)
+	return true, nil
+}
+
+// markStoppedBeforeStart edits the status comment of a job deleted before
+// it ran; a failure is logged (the installation may be gone).
+func (w *Worker) markStoppedBeforeStart(ctx context.Context, h taskHead, id string, m cancelMarker) {
+	key := jobKey(id, h.DeliveryID)
+	ref, ok, err := w.state.knownStatusComment(ctx, key)
+	if err != nil || !ok {
+		return
+	}
+	repo, err := ghapp.ParseRepo(h.Repo.FullName)
+	if err != nil {
+		return
+	}
+	gh, err := w.opts.GitHub.Installation(h.Installation)
+	if err == nil {
+		s := w.newStatusComment(gh, repo, ref, key, h.Requester.Login, w.log)
+		detail := cancelDetail(m)
+		if detail == "" {
+			detail = "before it started."
+		}
+		err = s.show(ctx, func(d *statusData) {
+			d.Phase, d.StoppedBy, d.Detail, d.Outcome = PhaseCancelled, m.By, detail, outcomeCancelled
+		}, true)
+	}
+	if err != nil {
+		w.log.Warn("mark a waiting job stopped", logattr.Task, id, logattr.Err, err)
+	}
+}
+
+// stop handles a stop command: the requester of the job, or anyone with
+// write access, may stop the issue's fix job or the PR's revise job (and,
+// on the bot's PR of an issue, that issue's fix job).
+func (nt *notice) stop(ctx context.Context) (string, error) {
+	n := nt.n
+	w := nt.w
+	ids := []string{jobs.FixTaskID(n.Repo.FullName, n.Number)}
+	if n.IsPR {
+		ids = []string{jobs.ReviseTaskID(n.Repo.FullName, n.Number)}
+		pr, err := nt.gh.PR(ctx, nt.repo, n.Number)
+		if err != nil {
+			return outcomeError, err
+		}
+		if issue, ok := strings.CutPrefix(pr.Head, BranchPrefix); ok {
+			if k, err := strconv.Atoi(issue); err == nil && k > 0 {
+				ids = append(ids, jobs.FixTaskID(n.Repo.FullName, k))
+			}
+		}
+	}
+	for _, id := range ids {
+		info, err := w.inspector.GetTaskInfo(jobs.QueueAgent, id)
+		if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
+			continue
+		}
+		if err != nil {
+			return outcomeError, err
+		}
+		if info.State == asynq.TaskStateCompleted || info.State == asynq.TaskStateArchived {
+			continue
+		}
+		if !strings.EqualFold(decodeHead(info.Payload).Requester.Login, n.Requester.Login) {
+			perm, err := nt.gh.Permission(ctx, nt.repo, n.Requester.Login)
+			if err != nil {
+				return outcomeError, err
+			}
+			if !perm.CanWrite() {
+				d := w.replyData(n.Requester.Login, n.DeliveryID)
+				return outcomeUnauthorized, w.reply(ctx, nt.gh, nt.repo, n.Number, tmplStopRefused, d)
+			}
+		}
+		ok, err := w.stopTask(ctx, id, cancelMarker{By: n.Requester.Login, Reason: reasonStop})
+		if err != nil {
+			return outcomeError, err
+		}
+		if ok {
+			return outcomeStopped, nil
+		}
+	}
+	d := w.replyData(n.Requester.Login, n.DeliveryID)
+	d.IsPR = n.IsPR
+	return outcomeReplied, w.reply(ctx, nt.gh, nt.repo, n.Number, tmplNothingToStop, d)
+}

@@ -1,0 +1,233 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/agentfix/agentfix/ghapp"
+	"github.com/agentfix/agentfix/internal/logattr"
+	"github.com/agentfix/agentfix/jobs"
+)
+
+// Outcomes of notice tasks besides the shared ones.
+const (
+	outcomeAcknowledged = "acknowledged"
+	outcomeReplied      = "replied"
+	outcomeStopped      = "stopped"
+	outcomeRateLimited  = "rate_limited"
+)
+
+// handleNotice is the interactive side of a trigger delivery (DESIGN.md
+// §4): 👀 on what triggered, then what the edge's outcome needs — the
+// permission check and the status comment of a queued job, "already
+// working" with a link, a follow-up kept, "not my PR", stop, help.
+func (w *Worker) handleNotice(ctx context.Context, t *asynq.Task) error {
+	n, err := jobs.Decode[jobs.Notice](t.Payload())
+	if err == nil {
+		_, err = ghapp.ParseRepo(n.Repo.FullName)
+	}
+	if err != nil {
+		w.log.Error("notice task with a bad payload", logattr.Err, err)
+		w.metrics.job(jobs.TypeNotice, outcomeInvalid)
+		return skip(err)
+	}
+	log := w.log.With(logattr.DeliveryID, n.DeliveryID, logattr.Repo, n.Repo.FullName, logattr.Issue, n.Number,
+		logattr.InstallationID, n.Installation, logattr.Outcome, n.Outcome)
+	gh, err := w.opts.GitHub.Installation(n.Installation)
+	if err != nil {
+		w.metrics.job(jobs.TypeNotice, outcomeInvalid)
+		return skip(err)
+	}
+	nt := &notice{w: w, n: n, gh: gh, log: log}
+	nt.repo, _ = ghapp.ParseRepo(n.Repo.FullName)
+	outcome, err := nt.handle(ctx)
+	w.metrics.job(jobs.TypeNotice, outcome)
+	if err != nil {
+		log.Warn("notice failed", logattr.Err, err)
+	}
+	return err
+}
+
+// notice is one notice task.
+type notice struct {
+	w    *Worker
+	n    jobs.Notice
+	repo ghapp.Repo
+	gh   GitHub
+	log  *slog.Logger
+}
+
+func (nt *notice) handle(ctx context.Context) (string, error) {
+	if err := nt.acknowledge(ctx); err != nil {
+		return outcomeError, err
+	}
+	n := nt.n
+	switch n.Outcome {
+	case jobs.OutcomeQueued:
+		return nt.queued(ctx)
+	case jobs.OutcomeAlreadyWorking:
+		return nt.alreadyWorking(ctx)
+	case jobs.OutcomeFollowUpKept:
+		return nt.followUp(ctx)
+	case jobs.OutcomeNotBotsPR:
+		d := nt.w.replyData(n.Requester.Login, n.DeliveryID)
+		return outcomeReplied, nt.w.reply(ctx, nt.gh, nt.repo, n.Number, tmplNotMyPR, d)
+	case jobs.OutcomeStop:
+		return nt.stop(ctx)
+	case jobs.OutcomeHelp:
+		return nt.help(ctx)
+	}
+	return outcomeInvalid, skip(fmt.Errorf("notice outcome %q is unknown", n.Outcome))
+}
+
+// acknowledge puts 👀 on what triggered: the comment, the inline review
+// comment, or the issue for a label. A review has no reactions API.
+func (nt *notice) acknowledge(ctx context.Context) error {
+	n := nt.n
+	var err error
+	switch n.Trigger.Kind {
+	case jobs.TriggerLabel:
+		err = nt.gh.ReactToIssue(ctx, nt.repo, n.Number, ghapp.ReactionEyes)
+	case jobs.TriggerIssueComment:
+		err = nt.gh.ReactToComment(ctx, nt.repo, n.Trigger.CommentID, ghapp.ReactionEyes)
+	case jobs.TriggerReviewComment:
+		err = nt.gh.ReactToReviewComment(ctx, nt.repo, n.Trigger.CommentID, ghapp.ReactionEyes)
+	}
+	if errors.Is(err, ghapp.ErrNotFound) {
+		nt.log.Info("what triggered is gone; no reaction", logattr.Err, err)
+		return nil
+	}
+	return err
+}
+
+// allowed checks the requester may start work; when not, it refuses once
+// per user per issue and reports false.
+func (nt *notice) allowed(ctx context.Context) (bool, error) {
+	n := nt.n
+	perm, err := nt.gh.Permission(ctx, nt.repo, n.Requester.Login)
+	if err != nil {
+		return false, err
+	}
+	if perm.CanWrite() {
+		return true, nil
+	}
+	return false, nt.w.refuse(ctx, nt.gh, nt.repo, n.Number, n.IsPR, n.Requester.Login, n.DeliveryID)
+}
+
+// queued checks the requester of a job just enqueued and posts its status
+// comment; for a requester without write access it removes the job while
+// it is still pending (the job checks again if it already started).
+func (nt *notice) queued(ctx context.Context) (string, error) {
+	n := nt.n
+	ok, err := nt.allowed(ctx)
+	if err != nil {
+		return outcomeError, err
+	}
+	if !ok {
+		if err := nt.w.deletePending(n.AgentTaskID, n.DeliveryID); err != nil {
+			nt.log.Warn("remove the job of a refused requester", logattr.Err, err)
+		}
+		return outcomeUnauthorized, nil
+	}
+	if n.IsPR {
+		return outcomeAcknowledged, nil // revise rounds report on the PR
+	}
+	if _, err := nt.w.ensureStatus(ctx, nt.gh, nt.repo, n.Number, jobKey(n.AgentTaskID, n.DeliveryID), n.Requester.Login); err != nil {
+		return outcomeError, err
+	}
+	return outcomeAcknowledged, nil
+}
+
+// alreadyWorking answers a trigger while the issue's job is queued or
+// running, with a link to that job's status comment.
+func (nt *notice) alreadyWorking(ctx context.Context) (string, error) {
+	n := nt.n
+	ok, err := nt.allowed(ctx)
+	if err != nil || !ok {
+		return outcomeUnauthorized, err
+	}
+	d := nt.w.replyData(n.Requester.Login, n.DeliveryID)
+	d.Link = nt.w.runningStatusLink(ctx, n.AgentTaskID)
+	if d.Link == "" {
+		d.Link = fmt.Sprintf("#%d", n.Number)
+	}
+	return outcomeReplied, nt.w.reply(ctx, nt.gh, nt.repo, n.Number, tmplAlreadyWorking, d)
+}
+
+// runningStatusLink returns the status comment URL of the job agent task
+// id is running or waiting for, or "".
+func (w *Worker) runningStatusLink(ctx context.Context, taskID string) string {
+	info, err := w.inspector.GetTaskInfo(jobs.QueueAgent, taskID)
+	if err != nil {
+		return ""
+	}
+	ref, ok, err := w.state.knownStatusComment(ctx, jobKey(taskID, payloadDelivery(info.Payload)))
+	if err != nil || !ok {
+		return ""
+	}
+	return ref.URL
+}
+
+// followUp keeps a command that came while the PR's revise task runs, for
+// one more round when it ends.
+func (nt *notice) followUp(ctx context.Context) (string, error) {
+	n := nt.n
+	ok, err := nt.allowed(ctx)
+	if err != nil || !ok {
+		return outcomeUnauthorized, err
+	}
+	err = nt.w.state.keepFollowUp(ctx, n.AgentTaskID, followUp{
+		DeliveryID: n.DeliveryID, Requester: n.Requester.Login, RequesterID: n.Requester.ID,
+		Instructions: n.Command.Instructions, URL: n.Trigger.URL,
+	})
+	if err != nil {
+		return outcomeError, err
+	}
+	return outcomeAcknowledged, nil
+}
+
+// help answers help, at most once per user per issue within helpTTL.
+func (nt *notice) help(ctx context.Context) (string, error) {
+	n := nt.n
+	key := fmt.Sprintf("%s%s#%d:%s", helpPrefix, strings.ToLower(n.Repo.FullName), n.Number, strings.ToLower(n.Requester.Login))
+	first, err := nt.w.state.claimOnce(ctx, key, helpTTL)
+	if err != nil {
+		return outcomeError, err
+	}
+	if !first {
+		return outcomeRateLimited, nil
+	}
+	d := nt.w.replyData(n.Requester.Login, n.DeliveryID)
+	if err := nt.w.reply(ctx, nt.gh, nt.repo, n.Number, tmplHelp, d); err != nil {
+		nt.w.state.unclaim(ctx, key)
+		return outcomeError, err
+	}
+	return outcomeReplied, nil
+}
+
+// deletePending removes agent task id while it waits, if it is the one of
+// deliveryID.
+func (w *Worker) deletePending(id, deliveryID string) error {
+	info, err := w.inspector.GetTaskInfo(jobs.QueueAgent, id)
+	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if payloadDelivery(info.Payload) != deliveryID {
+		return nil
+	}
+	switch info.State {
+	case asynq.TaskStatePending, asynq.TaskStateScheduled, asynq.TaskStateRetry:
+		if err := w.inspector.DeleteTask(jobs.QueueAgent, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,376 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/ghapp"
+	"github.com/agentfix/agentfix/internal/logattr"
+	"github.com/agentfix/agentfix/runs"
+	"github.com/agentfix/agentfix/workspace"
+)
+
+// publishTimeout bounds the whole publication of a result (commit, push,
+// pull request, reports); it goes on when the job's context is cancelled.
+const publishTimeout = 15 * time.Minute
+
+// CheckRunName is the name of the bot's check run.
+const CheckRunName = "agentfix"
+
+// publish reports the agent's result by its exit status: a change is
+// committed, pushed and offered as a pull request (ready when submitted, a
+// draft marked incomplete when autosubmitted), continuing the open bot PR
+// when there is one; anything else ends with a final comment saying why
+// there is no pull request.
+func (j *job) publish(ctx context.Context, wt *workspace.WorkTree, run *runs.Run, saved savedResult,
+	pr ghapp.PullRequest, hasPR bool, info ghapp.Repository) (string, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
+	defer cancel()
+	res := saved.Result
+	// A stop or a closed issue that came while the agent finished wins.
+	if m, ok, err := j.w.state.cancelFor(ctx, j.taskID, j.p.DeliveryID); err != nil {
+		return outcomeError, err
+	} else if ok {
+		return j.cancelled(ctx, run, m, res)
+	}
+	if (res.Status != agent.Submitted && res.Status != agent.Autosubmitted) || res.Patch == "" {
+		if res.Status == agent.Submitted || res.Status == agent.Autosubmitted {
+			return j.report(ctx, run, saved, outcomeNoChanges, "the agent finished without changing any file.", "")
+		}
+		return j.report(ctx, run, saved, outcomeFailed, noPRDetail(res), "")
+	}
+	changes, err := wt.Changes(ctx)
+	if err != nil {
+		return outcomeError, err
+	}
+	if len(changes.Workflows) > 0 && !j.w.opts.AllowWorkflowChanges {
+		detail := fmt.Sprintf("the change touches %s, and the bot may not change workflows in this repository.",
+			strings.Join(changes.Workflows, ", "))
+		return j.report(ctx, run, saved, outcomeRefused, detail, res.Patch)
+	}
+	author, err := j.w.commitAuthor(ctx)
+	if err != nil {
+		return outcomeError, err
+	}
+	commit, err := wt.Commit(ctx, workspace.CommitOptions{
+		Message:   j.commitMessage(run.ID()),
+		Author:    author,
+		CoAuthors: []workspace.Identity{j.requesterIdentity()},
+		Time:      res.Ended, // the same commit id on every attempt
+	})
+	if errors.Is(err, workspace.ErrNoChanges) {
+		return j.report(ctx, run, saved, outcomeNoChanges, "the agent's change is empty.", "")
+	}
+	if err != nil {
+		return outcomeError, err
+	}
+	_ = j.status.show(ctx, func(d *statusData) { d.Phase = PhasePushing }, true)
+	if err := j.push(ctx, wt, info, commit, !hasPR); errors.Is(err, workspace.ErrNonFastForward) {
+		detail := fmt.Sprintf("someone else pushed to `%s` while the agent worked; ask again to start from the new state.", j.branch)
+		return j.report(ctx, run, saved, outcomeFailed, detail, res.Patch)
+	} else if err != nil {
+		return outcomeError, err
+	}
+	check := j.startCheck(ctx, commit, run.ID(), res)
+	incomplete := res.Status == agent.Autosubmitted
+	outcome := outcomePROpened
+	switch {
+	case hasPR:
+		outcome = outcomePRUpdated
+		if err := j.roundComment(ctx, pr, commit, run.ID(), saved); err != nil {
+			return outcomeError, err
+		}
+	default:
+		if incomplete {
+			outcome = outcomeDraftOpened
+		}
+		if pr, err = j.openPR(ctx, saved, run.ID(), info, incomplete); err != nil {
+			return outcomeError, err
+		}
+	}
+	if !strings.EqualFold(j.p.Requester.Type, "Bot") {
+		if err := j.gh.RequestReviewers(ctx, j.repo, pr.Number, j.p.Requester.Login); err != nil {
+			j.log.Warn("request review", logattr.PR, pr.Number, logattr.Err, err)
+		}
+	}
+	j.finishCheck(ctx, check, run.ID(), res)
+	detail := incompleteDetail(res)
+	if err := j.finalComment(ctx, finalData{Outcome: outcome, PRNumber: pr.Number, PRURL: pr.HTMLURL, Draft: incomplete, Detail: detail},
+		run.ID(), res); err != nil {
+		return outcomeError, err
+	}
+	_ = j.status.show(ctx, func(d *statusData) {
+		d.Phase, d.Outcome, d.PRNumber, d.PRURL, d.Draft, d.Detail = PhaseDone, outcome, pr.Number, pr.HTMLURL, incomplete, detail
+	}, true)
+	j.record(ctx, run, res, func(m *runs.Meta) { m.Status, m.PR, m.PRURL = outcome, pr.Number, pr.HTMLURL })
+	j.done(ctx, saved, publishedResult{Outcome: outcome, PR: pr.Number, PRURL: pr.HTMLURL})
+	return outcome, nil
+}
+
+// push pushes commit to the job's branch with a fresh token.
+func (j *job) push(ctx context.Context, wt *workspace.WorkTree, info ghapp.Repository, commit string, force bool) error {
+	tok, err := j.w.opts.GitHub.Token(ctx, j.p.Installation, j.repo)
+	if err != nil {
+		return err
+	}
+	return j.w.opts.Cache.Push(ctx, j.repo.String(), wt, workspace.PushOptions{
+		Remote: workspace.Remote{URL: info.CloneURL, Token: tok.Value},
+		Branch: j.branch, Commit: commit, Force: force,
+	})
+}
+
+// openPR opens the issue's pull request, or updates the one an earlier
+// attempt opened. Where GitHub refuses drafts, an incomplete change becomes
+// a regular pull request titled "[incomplete] …".
+func (j *job) openPR(ctx context.Context, saved savedResult, runID string, info ghapp.Repository, draft bool) (ghapp.PullRequest, error) {
+	body, err := j.prBody(saved, runID, draft)
+	if err != nil {
+		return ghapp.PullRequest{}, err
+	}
+	if pr, found, err := j.gh.FindPR(ctx, j.repo, j.branch); err != nil {
+		return ghapp.PullRequest{}, err
+	} else if found {
+		return j.gh.UpdatePR(ctx, j.repo, pr.Number, ghapp.PullRequestUpdate{Body: &body})
+	}
+	title := fmt.Sprintf("Fix #%d: %s", j.p.Number, plainTitle(j.issue.Title))
+	pr, err := j.gh.CreatePR(ctx, j.repo, ghapp.NewPullRequest{Title: title, Body: body, Head: j.branch, Base: info.DefaultBranch, Draft: draft})
+	if errors.Is(err, ghapp.ErrDraftUnsupported) {
+		j.log.Info("drafts are not available; opening a regular pull request marked incomplete")
+		pr, err = j.gh.CreatePR(ctx, j.repo, ghapp.NewPullRequest{Title: "[incomplete] " + title, Body: body, Head: j.branch, Base: info.DefaultBranch})
+	}
+	return pr, err
+}
+
+// prBodyData is the data of the pull request body.
+type prBodyData struct {
+	Issue        int
+	Incomplete   bool
+	Detail       string
+	Summary      string
+	Truncated    int
+	TestCommand  string
+	TestPassed   bool
+	ReviewRounds int
+	Requester    string
+	Model        string
+	Steps        int
+	CostUSD      float64
+	Duration     time.Duration
+	RunID        string
+	RunURL       string
+	Command      string
+}
+
+// prBody renders the pull request body, cutting the agent's summary so
+// the body stays within GitHub's 65,536 characters, with a visible note.
+func (j *job) prBody(saved savedResult, runID string, incomplete bool) (string, error) {
+	res := saved.Result
+	d := prBodyData{
+		Issue: j.p.Number, Incomplete: incomplete, Detail: incompleteDetail(res), Summary: res.Summary,
+		ReviewRounds: saved.Review.Rounds, Requester: j.p.Requester.Login, Model: saved.Model,
+		Steps: res.Steps, CostUSD: res.CostUSD, Duration: res.Duration, RunID: runID, Command: j.w.opts.Config.Command,
+	}
+	return renderPRBody(j.w.texts, d)
+}
+
+// renderPRBody renders d within MaxPRBody characters.
+func renderPRBody(x texts, d prBodyData) (string, error) {
+	full := []rune(d.Summary)
+	for range 4 {
+		body, err := x.render(tmplPRBody, d)
+		if err != nil {
+			return "", err
+		}
+		over := utf8.RuneCountInString(body) - MaxPRBody
+		if over <= 0 {
+			return body, nil
+		}
+		keep := len([]rune(d.Summary)) - over - 200 // room for the note
+		if keep < 0 {
+			keep = 0
+		}
+		d.Summary, d.Truncated = string(full[:keep]), len(full)-keep
+	}
+	return "", fmt.Errorf("pull request body stays over %d characters", MaxPRBody)
+}
+
+// roundComment tells the open pull request the job continued what it
+// pushed, once per job.
+func (j *job) roundComment(ctx context.Context, pr ghapp.PullRequest, commit, runID string, saved savedResult) error {
+	res := saved.Result
+	body, err := j.w.texts.render(tmplPRRound, map[string]any{
+		"Marker": ghapp.Marker("round " + j.key), "Requester": j.p.Requester.Login, "Issue": j.p.Number,
+		"Commit": commit[:12], "Incomplete": res.Status == agent.Autosubmitted, "Detail": incompleteDetail(res),
+		"Summary": res.Summary, "RunID": runID, "Steps": res.Steps, "CostUSD": res.CostUSD,
+		"Duration": res.Duration, "Model": saved.Model,
+	})
+	if err != nil {
+		return err
+	}
+	return j.w.postOnce(ctx, j.gh, j.repo, pr.Number, ghapp.Marker("round "+j.key), body)
+}
+
+// checkData is the data of the check run summary.
+type checkData struct {
+	Outcome    string
+	Issue      int
+	Requester  string
+	ExitStatus agent.ExitStatus
+	Detail     string
+	Model      string
+	Steps      int
+	CostUSD    float64
+	Duration   time.Duration
+	RunID      string
+}
+
+// startCheck creates the agentfix check run on the pushed commit, in
+// progress; failures are logged (the App may lack the checks permission).
+func (j *job) startCheck(ctx context.Context, commit, runID string, res agent.Result) int64 {
+	summary, err := j.w.texts.render(tmplCheckRun, checkData{Outcome: "running", Issue: j.p.Number, Requester: j.p.Requester.Login,
+		Model: j.w.opts.Config.Model, Steps: res.Steps, CostUSD: res.CostUSD, Duration: res.Duration, RunID: runID})
+	if err == nil {
+		var cr ghapp.CheckRun
+		cr, err = j.gh.CreateCheckRun(ctx, j.repo, ghapp.NewCheckRun{Name: CheckRunName, HeadSHA: commit, ExternalID: runID,
+			Status: "in_progress", Title: "Publishing the agent's change", Summary: summary})
+		if err == nil {
+			return cr.ID
+		}
+	}
+	j.log.Warn("create check run", logattr.Err, err)
+	return 0
+}
+
+// finishCheck completes the check run: success for a submitted change,
+// neutral for an incomplete one.
+func (j *job) finishCheck(ctx context.Context, id int64, runID string, res agent.Result) {
+	if id == 0 {
+		return
+	}
+	conclusion, title := "success", "The agent submitted this change"
+	if res.Status == agent.Autosubmitted {
+		conclusion, title = "neutral", "Incomplete: the run ended before the agent submitted"
+	}
+	summary, err := j.w.texts.render(tmplCheckRun, checkData{Outcome: conclusion, Issue: j.p.Number, Requester: j.p.Requester.Login,
+		ExitStatus: res.Status, Detail: incompleteDetail(res), Model: j.w.opts.Config.Model, Steps: res.Steps,
+		CostUSD: res.CostUSD, Duration: res.Duration, RunID: runID})
+	if err == nil {
+		_, err = j.gh.UpdateCheckRun(ctx, j.repo, id, ghapp.CheckRunUpdate{Name: CheckRunName, Status: "completed",
+			Conclusion: conclusion, Title: title, Summary: summary})
+	}
+	if err != nil {
+		j.log.Warn("complete check run", logattr.Err, err)
+	}
+}
+
+// report ends a job without a pull request: the status comment and a final
+// comment say why (with the partial change, if there is one).
+func (j *job) report(ctx context.Context, run *runs.Run, saved savedResult, outcome, detail, patch string) (string, error) {
+	res := saved.Result
+	phase := PhaseFailed
+	if outcome == outcomeNoChanges {
+		phase = PhaseDone
+	}
+	if err := j.finalComment(ctx, finalData{Outcome: outcome, Detail: detail, Patch: patch}, run.ID(), res); err != nil {
+		return outcomeError, err
+	}
+	_ = j.status.show(ctx, func(d *statusData) { d.Phase, d.Outcome, d.Detail = phase, outcome, detail }, true)
+	j.record(ctx, run, res, func(m *runs.Meta) { m.Status = outcome })
+	j.done(ctx, saved, publishedResult{Outcome: outcome})
+	return outcome, nil
+}
+
+// done marks the job reported, so a retry of its task does nothing, and
+// records its duration and cost.
+func (j *job) done(ctx context.Context, saved savedResult, p publishedResult) {
+	saved.Done = &p
+	if err := j.w.state.saveResult(ctx, j.key, saved); err != nil {
+		j.log.Warn("mark job reported", logattr.Err, err)
+	}
+	j.w.metrics.agentJob(j.w.now().Sub(j.started), saved.Result.CostUSD)
+}
+
+// finalData is the data of the final comment.
+type finalData struct {
+	Marker, Requester, Command string
+	Outcome                    string
+	PRNumber                   int
+	PRURL                      string
+	Draft                      bool
+	Detail                     string
+	StoppedBy                  string
+	Summary                    string
+	Patch                      string
+	RunID                      string
+	Steps                      int
+	CostUSD                    float64
+	Duration                   time.Duration
+	Model                      string
+}
+
+// finalComment posts the job's final comment once, mentioning the
+// requester so they are notified.
+func (j *job) finalComment(ctx context.Context, d finalData, runID string, res agent.Result) error {
+	marker := ghapp.Marker("final " + j.key)
+	d.Marker, d.Requester, d.Command, d.RunID = marker, j.p.Requester.Login, j.w.opts.Config.Command, runID
+	d.Summary, d.Steps, d.CostUSD, d.Duration, d.Model = res.Summary, res.Steps, res.CostUSD, res.Duration, j.w.opts.Config.Model
+	if len(d.Patch) > maxPatchShown {
+		d.Patch = d.Patch[:maxPatchShown] + "\n… (truncated)"
+	}
+	body, err := j.w.texts.render(tmplFinal, d)
+	if err != nil {
+		return err
+	}
+	return j.w.postOnce(ctx, j.gh, j.repo, j.p.Number, marker, body)
+}
+
+// commitMessage is the message of the job's commit. It holds no
+// model-written text: the summary is in the pull request.
+func (j *job) commitMessage(runID string) string {
+	return fmt.Sprintf("Fix #%d: %s\n\nMade by agentfix (run %s) at the request of @%s.",
+		j.p.Number, plainTitle(j.issue.Title), runID, j.p.Requester.Login)
+}
+
+// noPRDetail says in words why a run without a change made no pull
+// request (the exit reason itself is in the run record).
+func noPRDetail(res agent.Result) string {
+	switch res.Status {
+	case agent.LimitsExceeded:
+		return fmt.Sprintf("the agent reached a limit before it had a change (%s).", res.Reason)
+	case agent.FormatErrorExit:
+		return "the model's replies could not be used, several times in a row."
+	case agent.ContextExceeded:
+		return "the conversation outgrew the model's context window before the agent had a change."
+	case agent.EnvDead:
+		return "the sandbox stopped working before the agent had a change."
+	case agent.APIError:
+		return "the model provider kept failing before the agent had a change."
+	}
+	return "an internal error ended the run before the agent had a change."
+}
+
+// incompleteDetail says why an autosubmitted change is incomplete; empty
+// for a submitted one.
+func incompleteDetail(res agent.Result) string {
+	if res.Status != agent.Autosubmitted {
+		return ""
+	}
+	switch res.Cause {
+	case agent.LimitsExceeded:
+		return strings.TrimPrefix(res.Reason, string(agent.LimitsExceeded)+": ")
+	case agent.FormatErrorExit:
+		return "the model's replies could not be used"
+	case agent.ContextExceeded:
+		return "the conversation outgrew the model's context window"
+	case agent.EnvDead:
+		return "the sandbox stopped working"
+	case agent.APIError:
+		return "the model provider kept failing"
+	}
+	return "an internal error ended the run"
+}

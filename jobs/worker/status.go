@@ -1,0 +1,109 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agentfix/agentfix/ghapp"
+	"github.com/agentfix/agentfix/internal/logattr"
+)
+
+// DefaultStatusInterval is the least time between two progress edits of a
+// status comment (DESIGN.md §4); phase changes are shown at once.
+const DefaultStatusInterval = 30 * time.Second
+
+// Phase is where a job is, as its status comment shows it.
+type Phase string
+
+// The phases of a job, in order, then its final states.
+const (
+	PhaseQueued      Phase = "queued"
+	PhaseCloning     Phase = "cloning"
+	PhaseSetup       Phase = "setup"
+	PhaseWorking     Phase = "working"
+	PhaseReviewing   Phase = "reviewing"
+	PhasePushing     Phase = "pushing"
+	PhaseDone        Phase = "done"
+	PhaseFailed      Phase = "failed"
+	PhaseCancelled   Phase = "cancelled"
+	PhaseInterrupted Phase = "interrupted"
+)
+
+// statusData is what the status comment shows.
+type statusData struct {
+	Marker    string
+	Requester string
+	Phase     Phase
+	Branch    string
+	// Progress of the agent (working and reviewing).
+	Step, MaxSteps     int
+	CostUSD, MaxCostUSD float64
+	LastAction         string
+	// Final states.
+	PRNumber int
+	PRURL    string
+	Draft    bool
+	// Outcome is the final outcome (outcome* constants) and Detail says why
+	// in words for people.
+	Outcome string
+	Detail  string
+	// StoppedBy is who stopped the job (cancelled), empty when GitHub did.
+	StoppedBy string
+	RunID     string
+	Elapsed   time.Duration
+}
+
+// statusComment is a job's one status comment, edited in place: at once on
+// a phase change, at most every interval for progress within a phase. It
+// is safe for concurrent use.
+type statusComment struct {
+	gh       GitHub
+	repo     ghapp.Repo
+	texts    texts
+	interval time.Duration
+	now      func() time.Time
+	log      *slog.Logger
+
+	mu       sync.Mutex
+	ref      commentRef
+	data     statusData
+	lastEdit time.Time
+	lastBody string
+}
+
+// show renders data and edits the comment when the phase changed, force is
+// set, or the interval passed since the last edit. An edit that fails is
+// logged and returned; the job goes on either way.
+func (s *statusComment) show(ctx context.Context, edit func(*statusData), force bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	before := s.data.Phase
+	edit(&s.data)
+	now := s.now()
+	if !force && s.data.Phase == before && now.Sub(s.lastEdit) < s.interval {
+		return nil
+	}
+	body, err := s.texts.render(tmplStatus, s.data)
+	if err != nil {
+		return err
+	}
+	if body == s.lastBody {
+		return nil
+	}
+	if _, err := s.gh.EditComment(ctx, s.repo, s.ref.ID, body); err != nil {
+		s.log.Warn("edit status comment failed", logattr.Err, err)
+		return fmt.Errorf("edit status comment: %w", err)
+	}
+	s.lastEdit, s.lastBody = now, body
+	return nil
+}
+
+// snapshot returns the data shown last.
+func (s *statusComment) snapshot() statusData {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.data
+}

@@ -1,0 +1,255 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agentfix/agentfix/config"
+	"github.com/agentfix/agentfix/internal/logattr"
+	"github.com/agentfix/agentfix/jobs"
+	"github.com/agentfix/agentfix/workspace"
+)
+
+// Defaults of Options.
+const (
+	// DefaultShutdownTimeout is how long a shutdown lets running tasks
+	// finish before asynq puts them back in their queue (a job then
+	// reports "interrupted" and the next worker retries it).
+	DefaultShutdownTimeout = 10 * time.Second
+	// DefaultGitHubTimeout bounds each report to GitHub once the agent is
+	// done; those calls do not stop when the job's context does.
+	DefaultGitHubTimeout = 2 * time.Minute
+	// DefaultPoll is the wait between two looks at a Redis key another
+	// task holds (job lock, status comment being created).
+	DefaultPoll = 200 * time.Millisecond
+)
+
+// Options are the dependencies of a Worker. Config, Redis, GitHub, Cache,
+// Runs, Sandbox, Model, Registry and Logger are required.
+type Options struct {
+	// Config supplies the data directory, the model name, the job limits,
+	// the concurrency of each queue, the trigger label and command.
+	Config *config.App
+	// Redis holds the queues and the worker's state (markers, locks, saved
+	// results). The worker does not close it.
+	Redis    redis.UniversalClient
+	GitHub   Installations
+	Cache    RepoCache
+	Runs     RunStore
+	Sandbox  SandboxFactory
+	Model    ModelFactory
+	Registry prometheus.Registerer
+	Logger   *slog.Logger
+
+	// AllowWorkflowChanges lets a job push changes under
+	// .github/workflows/ (per-repository configuration will narrow it).
+	AllowWorkflowChanges bool
+	// CommitAuthor is the identity of the bot's commits; empty means the
+	// App's bot account, "<slug>[bot] <<slug>[bot]@users.noreply.github.com>".
+	CommitAuthor workspace.Identity
+	// PublicURL, when set, links run ids in PR bodies to
+	// PublicURL/runs/<run_id>.
+	PublicURL string
+
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// StatusInterval is the least time between two progress edits of a
+	// status comment (DefaultStatusInterval).
+	StatusInterval time.Duration
+	// ShutdownTimeout is asynq's grace period (DefaultShutdownTimeout).
+	ShutdownTimeout time.Duration
+	// GitHubTimeout bounds each report after the agent ran
+	// (DefaultGitHubTimeout).
+	GitHubTimeout time.Duration
+	// RetryDelay is how long a failed task waits before its retry; nil
+	// uses retryDelay.
+	RetryDelay func(n int, err error) time.Duration
+	// Poll is the wait between looks at a key another task holds
+	// (DefaultPoll).
+	Poll time.Duration
+}
+
+// Worker runs the interactive and agent queues: two asynq servers on one
+// Redis, each with its own concurrency, so acknowledgements never wait
+// behind agent jobs.
+type Worker struct {
+	opts      Options
+	rdb       redis.UniversalClient
+	inspector *asynq.Inspector
+	state     state
+	texts     texts
+	metrics   *metrics
+	log       *slog.Logger
+	now       func() time.Time
+	jobsDir   string
+
+	handlers sync.WaitGroup
+}
+
+// New checks o and returns a Worker; Run starts it.
+func New(o Options) (*Worker, error) {
+	switch {
+	case o.Config == nil || o.Redis == nil || o.GitHub == nil || o.Cache == nil || o.Runs == nil ||
+		o.Sandbox == nil || o.Model == nil || o.Registry == nil || o.Logger == nil:
+		return nil, errors.New("worker: Config, Redis, GitHub, Cache, Runs, Sandbox, Model, Registry and Logger are required")
+	case o.Config.Model == "":
+		return nil, errors.New("worker: AGENTFIX_MODEL is not set")
+	case o.Config.DataDir == "":
+		return nil, errors.New("worker: AGENTFIX_DATA_DIR is not set")
+	}
+	if o.CommitAuthor != (workspace.Identity{}) && (o.CommitAuthor.Name == "" || o.CommitAuthor.Email == "") {
+		return nil, errors.New("worker: CommitAuthor needs a name and an email")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.StatusInterval <= 0 {
+		o.StatusInterval = DefaultStatusInterval
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if o.GitHubTimeout <= 0 {
+		o.GitHubTimeout = DefaultGitHubTimeout
+	}
+	if o.RetryDelay == nil {
+		o.RetryDelay = retryDelay
+	}
+	if o.Poll <= 0 {
+		o.Poll = DefaultPoll
+	}
+	x, err := parseTexts()
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	m, err := newMetrics(o.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	dataDir, err := filepath.Abs(o.Config.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("worker: data dir: %w", err)
+	}
+	return &Worker{
+		opts:      o,
+		rdb:       o.Redis,
+		inspector: asynq.NewInspectorFromRedisClient(o.Redis),
+		state:     state{rdb: o.Redis, poll: o.Poll},
+		texts:     x,
+		metrics:   m,
+		log:       o.Logger,
+		now:       o.Now,
+		jobsDir:   filepath.Join(dataDir, "jobs"),
+	}, nil
+}
+
+// retryDelay waits briefly before retrying a task cancelled by stop (the
+// retry only sees the cancel marker and ends, so the task id is free for the
+// next trigger), and backs off exponentially otherwise: 10 s, 20 s, 40 s, …
+// up to 10 minutes.
+func retryDelay(n int, err error) time.Duration {
+	if errors.Is(err, context.Canceled) {
+		return time.Second
+	}
+	return min(10*time.Second<<min(n, 10), 10*time.Minute)
+}
+
+// Handler returns the task handler of both servers, for tests and custom
+// servers.
+func (w *Worker) Handler() asynq.Handler {
+	mux := asynq.NewServeMux()
+	mux.HandleFunc(jobs.TypeNotice, w.tracked(w.handleNotice))
+	mux.HandleFunc(jobs.TypeCancel, w.tracked(w.handleCancel))
+	mux.HandleFunc(jobs.TypeFix, w.tracked(w.handleFix))
+	return mux
+}
+
+// tracked counts a handler as running until it returns, so Run can wait for
+// handlers asynq gave up on at shutdown to finish their reports.
+func (w *Worker) tracked(h func(context.Context, *asynq.Task) error) func(context.Context, *asynq.Task) error {
+	return func(ctx context.Context, t *asynq.Task) error {
+		w.handlers.Add(1)
+		defer w.handlers.Done()
+		return h(ctx, t)
+	}
+}
+
+// Run starts both servers and blocks until ctx is done, then shuts them
+// down: running tasks get ShutdownTimeout to finish, after which asynq puts
+// them back in their queue and cancels them; Run then waits (a bounded
+// time) for their handlers to report and return.
+func (w *Worker) Run(ctx context.Context) error {
+	h := w.Handler()
+	servers := []*asynq.Server{
+		w.server(jobs.QueueInteractive, w.opts.Config.InteractiveConcurrency),
+		w.server(jobs.QueueAgent, w.opts.Config.AgentConcurrency),
+	}
+	for i, s := range servers {
+		if err := s.Start(h); err != nil {
+			for _, started := range servers[:i] {
+				started.Shutdown()
+			}
+			return fmt.Errorf("worker: start: %w", err)
+		}
+	}
+	w.log.Info("worker started", "agent_concurrency", w.opts.Config.AgentConcurrency,
+		"interactive_concurrency", w.opts.Config.InteractiveConcurrency)
+	<-ctx.Done()
+	w.log.Info("worker shutting down")
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.Shutdown()
+		}()
+	}
+	wg.Wait()
+	done := make(chan struct{})
+	go func() {
+		w.handlers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(w.opts.GitHubTimeout):
+		w.log.Warn("handlers still running after the shutdown grace period; leaving them")
+	}
+	return nil
+}
+
+// server returns an asynq server for one queue.
+func (w *Worker) server(queue string, concurrency int) *asynq.Server {
+	log := w.log.With(logattr.Queue, queue)
+	return asynq.NewServerFromRedisClient(w.rdb, asynq.Config{
+		Concurrency:     concurrency,
+		Queues:          map[string]int{queue: 1},
+		ShutdownTimeout: w.opts.ShutdownTimeout,
+		RetryDelayFunc:  func(n int, err error, _ *asynq.Task) time.Duration { return w.opts.RetryDelay(n, err) },
+		Logger:          asynqLogger{log},
+		LogLevel:        asynq.WarnLevel,
+		ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
+			id, _ := asynq.GetTaskID(ctx)
+			n, _ := asynq.GetRetryCount(ctx)
+			log.Warn("task failed", logattr.Task, id, logattr.Attempt, n+1, logattr.Err, err)
+		}),
+	})
+}
+
+// asynqLogger sends asynq's own log lines to slog.
+type asynqLogger struct{ l *slog.Logger }
+
+func (a asynqLogger) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...)) }
+func (a asynqLogger) Info(args ...any)  { a.l.Info(fmt.Sprint(args...)) }
+func (a asynqLogger) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...)) }
+func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...)) }
+func (a asynqLogger) Fatal(args ...any) { a.l.Error(fmt.Sprint(args...)) }
