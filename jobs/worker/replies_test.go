@@ -88,7 +88,7 @@ func TestStatusGolden(t *testing.T) {
 			d.Phase, d.Step, d.CostUSD, d.Elapsed = PhaseWorking, 7, 0.4213, 3*time.Minute+12*time.Second
 			d.LastAction = "bash: grep -rn `@admin <b>` src/ | head"
 		})},
-		{"reviewing", with(func(d *statusData) { d.Phase, d.Step, d.CostUSD, d.Elapsed = PhaseReviewing, 12, 0.9, 5 * time.Minute })},
+		{"reviewing", with(func(d *statusData) { d.Phase, d.Step, d.CostUSD, d.Elapsed = PhaseReviewing, 12, 0.9, 5*time.Minute })},
 		{"pushing", with(func(d *statusData) { d.Phase = PhasePushing })},
 		{"done pr", with(func(d *statusData) {
 			d.Phase, d.Outcome, d.PRNumber, d.PRURL = PhaseDone, outcomePROpened, 13, "https://github.com/octo/widget/pull/13"
@@ -125,12 +125,16 @@ func TestFinalGolden(t *testing.T) {
 		return d
 	}
 	cases := []golden{
-		{"pr opened", with(func(d *finalData) { d.Outcome, d.PRNumber, d.PRURL = outcomePROpened, 13, "https://github.com/octo/widget/pull/13" })},
+		{"pr opened", with(func(d *finalData) {
+			d.Outcome, d.PRNumber, d.PRURL = outcomePROpened, 13, "https://github.com/octo/widget/pull/13"
+		})},
 		{"draft opened", with(func(d *finalData) {
 			d.Outcome, d.PRNumber, d.Draft, d.Detail = outcomeDraftOpened, 13, true, "step limit reached: 75 of 75 steps"
 		})},
 		{"pr updated", with(func(d *finalData) { d.Outcome, d.PRNumber = outcomePRUpdated, 13 })},
-		{"no changes", with(func(d *finalData) { d.Outcome, d.Detail = outcomeNoChanges, "the agent finished without changing any file." })},
+		{"no changes", with(func(d *finalData) {
+			d.Outcome, d.Detail = outcomeNoChanges, "the agent finished without changing any file."
+		})},
 		{"workflows refused", with(func(d *finalData) {
 			d.Outcome, d.Detail = outcomeRefused, "the change touches .github/workflows/ci.yml, and the bot may not change workflows in this repository."
 			d.Patch = "diff --git a/.github/workflows/ci.yml b/.github/workflows/ci.yml\n-on: push\n+on: [push]\n+# ``` fence inside\n"

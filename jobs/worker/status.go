@@ -39,9 +39,9 @@ type statusData struct {
 	Phase     Phase
 	Branch    string
 	// Progress of the agent (working and reviewing).
-	Step, MaxSteps     int
+	Step, MaxSteps      int
 	CostUSD, MaxCostUSD float64
-	LastAction         string
+	LastAction          string
 	// Final states.
 	PRNumber int
 	PRURL    string
