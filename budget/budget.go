@@ -182,7 +182,7 @@ func (b *Budget) accounts(s Scope, now time.Time, needJob bool) ([]account, erro
 	dayStart := now.Truncate(24 * time.Hour)
 	reset := dayStart.Add(24 * time.Hour)
 	dayTTL := dayStart.Add(keyTTL).Sub(now)
-	tag := b.prefix + "{i" + strconv.FormatInt(s.Installation, 10) + "}:"
+	tag := b.tag(s.Installation)
 	var accts []account
 	if s.Job != "" {
 		usd, tokens := lower(b.limits.JobUSD, s.JobLimit.USD), lowerInt(b.limits.JobTokens, s.JobLimit.Tokens)
@@ -196,6 +196,12 @@ func (b *Budget) accounts(s Scope, now time.Time, needJob bool) ([]account, erro
 		account{kind: KindInstallation, base: tag + "inst:" + day, ttl: dayTTL, limitMicros: iu, limitTokens: b.limits.InstallationDailyTokens, resetAt: reset},
 	)
 	return accts, nil
+}
+
+// tag starts the keys of an installation: its braces put them all in one
+// Redis Cluster hash slot, so one script may use them together.
+func (b *Budget) tag(installation int64) string {
+	return b.prefix + "{i" + strconv.FormatInt(installation, 10) + "}:"
 }
 
 // keys lists the three keys of each account, in order.

@@ -452,6 +452,52 @@ func TestSettleAndRelease(t *testing.T) {
 	}
 }
 
+func TestSettleAfterCancel(t *testing.T) {
+	b := newBudget(t, client(t, redistest.Start(t)), Limits{JobUSD: 1}, newClock("2030-05-06T10:00:00Z"), nil)
+	r, err := b.Reserve(ctx, widget, Amount{USD: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel() // the job was stopped during the call
+	if _, err := r.Settle(cancelled, Amount{USD: 0.4}); err != nil {
+		t.Fatalf("Settle with a cancelled context: %v", err)
+	}
+	got, err := b.Spent(ctx, widget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Spent.USD != 0.4 || got[0].Held.USD != 0 {
+		t.Errorf("job spent %v held %v, want 0.4 and 0", got[0].Spent.USD, got[0].Held.USD)
+	}
+}
+
+func TestSettleRetryChargesOnce(t *testing.T) {
+	b := newBudget(t, client(t, redistest.Start(t)), Limits{JobUSD: 1}, newClock("2030-05-06T10:00:00Z"), nil)
+	r, err := b.Reserve(ctx, widget, Amount{USD: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Settle(ctx, Amount{USD: 0.4}); err != nil {
+		t.Fatal(err)
+	}
+	// The first reply was lost: the worker does not know it settled.
+	retry := *r
+	retry.settled = false
+	if _, err := retry.Settle(ctx, Amount{USD: 0.4}); err != nil {
+		t.Fatalf("retried Settle: %v", err)
+	}
+	got, err := b.Spent(ctx, widget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range got {
+		if u.Spent.USD != 0.4 {
+			t.Errorf("%s spent %v after a retried Settle, want 0.4", u.Kind, u.Spent.USD)
+		}
+	}
+}
+
 func TestInvalid(t *testing.T) {
 	rdb := client(t, redistest.Start(t))
 	c := newClock("2030-05-06T10:00:00Z")

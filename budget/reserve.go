@@ -15,6 +15,7 @@ import (
 type Reservation struct {
 	b        *Budget
 	id       string
+	marker   string // key marking the reservation settled
 	accts    []account
 	estimate Amount
 	settled  bool
@@ -60,7 +61,8 @@ func (b *Budget) Reserve(ctx context.Context, s Scope, estimate Amount) (*Reserv
 	if len(res) != 1 || res[0] != 0 {
 		return nil, fmt.Errorf("reserve budget of %s: unexpected script reply %v", s.Repo, res)
 	}
-	return &Reservation{b: b, id: id, accts: accts, estimate: estimate}, nil
+	marker := b.tag(s.Installation) + "settled:" + id
+	return &Reservation{b: b, id: id, marker: marker, accts: accts, estimate: estimate}, nil
 }
 
 // Settlement says how a settled reservation compared with the call.
@@ -75,10 +77,18 @@ type Settlement struct {
 	Over Amount
 }
 
+// SettleTimeout bounds one Settle.
+const SettleTimeout = 10 * time.Second
+
 // Settle releases the reservation and charges actual, what the call cost,
 // to every scope of the job — always, even beyond a limit: the money is
-// spent. A Reservation settles once; after an error it may be retried.
+// spent. It charges even when ctx is already cancelled (a stopped job's last
+// call cost money all the same): it keeps ctx's values but not its
+// cancellation, and gives up after SettleTimeout. A Reservation settles
+// once; after an error it may be retried, and a retry never charges twice.
 func (r *Reservation) Settle(ctx context.Context, actual Amount) (Settlement, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), SettleTimeout)
+	defer cancel()
 	if r.settled {
 		return Settlement{}, errors.New("settle budget: the reservation is already settled")
 	}
@@ -86,18 +96,23 @@ func (r *Reservation) Settle(ctx context.Context, actual Amount) (Settlement, er
 	if err != nil || actual.Tokens < 0 {
 		return Settlement{}, fmt.Errorf("settle budget: actual %+v must not be negative", actual)
 	}
-	args := []any{r.b.now().UnixMilli(), r.id, au, actual.Tokens}
+	args := []any{r.b.now().UnixMilli(), r.id, au, actual.Tokens, ttlSeconds(keyTTL)}
 	for _, a := range r.accts {
 		args = append(args, ttlSeconds(a.ttl))
 	}
-	live, err := settleScript.Run(ctx, r.b.rdb, keys(r.accts), args...).Int64()
+	live, err := settleScript.Run(ctx, r.b.rdb, append(keys(r.accts), r.marker), args...).Int64()
 	if err != nil {
 		return Settlement{}, fmt.Errorf("settle budget: %w", err)
 	}
 	r.settled = true
+	// Counted here also when an earlier attempt charged (live == 2): its
+	// reply was lost, so it counted nothing.
 	for _, a := range r.accts {
 		r.b.metrics.spentUSD.WithLabelValues(string(a.kind)).Add(dollars(au))
 		r.b.metrics.spentTokens.WithLabelValues(string(a.kind)).Add(float64(actual.Tokens))
+	}
+	if live == 2 {
+		return Settlement{}, nil
 	}
 	st := Settlement{Expired: live == 0}
 	if eu, _ := micros(r.estimate.USD); au > eu {

@@ -60,14 +60,17 @@ return {0}
 `)
 
 // settleScript releases a reservation in every account and charges the
-// actual amount. ARGV: now (ms), reservation id, actual micros, actual
-// tokens, then per account the key TTL (s). It returns 1 when the
-// reservation was still live in every account, 0 when it had expired in
-// some (the amount is charged all the same).
+// actual amount, once: the last key marks the reservation settled, so a
+// retried Settle whose first reply was lost charges nothing. ARGV: now (ms),
+// reservation id, actual micros, actual tokens, the marker's TTL (s), then
+// per account the key TTL (s). It returns 1 when the reservation was still
+// live in every account, 0 when it had expired in some (the amount is
+// charged all the same), 2 when it was settled before.
 var settleScript = redis.NewScript(`
 local now, id, au, at = tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4]
+if not redis.call('SET', KEYS[#KEYS], '1', 'NX', 'EX', ARGV[5]) then return 2 end
 local live = 1
-for i = 1, #KEYS / 3 do
+for i = 1, (#KEYS - 1) / 3 do
   local b, r, x = KEYS[3*i-2], KEYS[3*i-1], KEYS[3*i]
   local expires = tonumber(redis.call('ZSCORE', x, id))
   if not expires or expires <= now then live = 0 end
@@ -75,7 +78,7 @@ for i = 1, #KEYS / 3 do
   redis.call('ZREM', x, id)
   redis.call('HINCRBY', b, 'u', au)
   redis.call('HINCRBY', b, 't', at)
-  redis.call('EXPIRE', b, ARGV[4+i])
+  redis.call('EXPIRE', b, ARGV[5+i])
 end
 return live
 `)
