@@ -34,7 +34,8 @@ type Repo struct {
 	// ParseRepo leaves it unresolved; LoadRepo resolves it.
 	Extends string `yaml:"_extends"`
 	// Setup lists commands run in the sandbox, with the network on, before
-	// the agent starts.
+	// the agent starts, in order (a single string in the file is a list of
+	// one).
 	Setup []string `yaml:"setup"`
 	// Test is the command the harness runs in the review phase; its result
 	// goes into the review message and the PR body and decides ready vs

@@ -90,6 +90,12 @@ func TestLoadRepo(t *testing.T) {
 			wantReads: []string{own, org},
 		},
 		{
+			name:      "a false in the repository overrides a true in the base",
+			files:     map[string]string{own: "_extends: .github\ndraft: false\n", org: "draft: true\nallow_workflow_changes: true\n"},
+			want:      with(func(r *Repo) { r.Extends, r.AllowWorkflowChanges, r.Sources = ".github", true, []string{org, own} }),
+			wantReads: []string{own, org},
+		},
+		{
 			name: "_extends another repository of the owner",
 			files: map[string]string{
 				own:                       "_extends: shared\n",
