@@ -123,13 +123,13 @@ type fixOutcome struct {
 }
 
 // runFixCmd runs `bot fix args...` with environ (plus PATH and a HOME of
-// its own) in workDir, with ctx.
-func runFixCmd(ctx context.Context, t *testing.T, workDir string, environ []string, args ...string) fixOutcome {
+// its own) in workDir.
+func runFixCmd(t *testing.T, workDir string, environ []string, args ...string) fixOutcome {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, testGitEnv...)
 	m := &Main{Args: append([]string{"fix"}, args...), Environ: append(env, environ...), WorkDir: workDir, Stdout: &stdout, Stderr: &stderr}
-	err := m.Run(ctx)
+	err := m.Run(context.Background())
 	if cerr := m.Close(); err == nil {
 		err = cerr
 	}
@@ -174,7 +174,7 @@ func TestFixSubmitsReplaysAndApplies(t *testing.T) {
 
 	fake := newFakeOpenAI(t, fixScript()...)
 	first := filepath.Join(work, "first")
-	got := runFixCmd(context.Background(), t, work, fake.environ(), "--repo", repo, "--issue-file", issue, "--out", first, "--cache", cache)
+	got := runFixCmd(t, work, fake.environ(), "--repo", repo, "--issue-file", issue, "--out", first, "--cache", cache)
 	if got.code != 0 {
 		t.Fatalf("exit code %d (%v), want 0", got.code, got.err)
 	}
@@ -208,7 +208,7 @@ func TestFixSubmitsReplaysAndApplies(t *testing.T) {
 	}
 
 	replayed := filepath.Join(work, "replayed")
-	got = runFixCmd(context.Background(), t, work, nil, "--repo", repo, "--replay", filepath.Join(first, "trajectory.jsonl"), "--out", replayed, "--cache", cache)
+	got = runFixCmd(t, work, nil, "--repo", repo, "--replay", filepath.Join(first, "trajectory.jsonl"), "--out", replayed, "--cache", cache)
 	if got.code != 0 {
 		t.Fatalf("replay: exit code %d (%v), want 0", got.code, got.err)
 	}
@@ -220,7 +220,7 @@ func TestFixSubmitsReplaysAndApplies(t *testing.T) {
 	}
 
 	fake = newFakeOpenAI(t, fixScript()...)
-	got = runFixCmd(context.Background(), t, work, fake.environ(), "--repo", repo, "--issue-file", issue, "--out", filepath.Join(work, "applied"), "--cache", cache, "--apply")
+	got = runFixCmd(t, work, fake.environ(), "--repo", repo, "--issue-file", issue, "--out", filepath.Join(work, "applied"), "--cache", cache, "--apply")
 	if got.code != 0 {
 		t.Fatalf("--apply: exit code %d (%v), want 0", got.code, got.err)
 	}
@@ -245,7 +245,7 @@ func TestFixApplyKeepsUncommittedWork(t *testing.T) {
 	mine := calcBuggy + "\n// my uncommitted note\n"
 	writeTree(t, repo, map[string]string{"calc.go": mine})
 	out := filepath.Join(work, "out")
-	got := runFixCmd(context.Background(), t, work, fake.environ(), "--repo", repo, "--issue-file", issueFile(t), "--out", out, "--apply")
+	got := runFixCmd(t, work, fake.environ(), "--repo", repo, "--issue-file", issueFile(t), "--out", out, "--apply")
 	if got.code != 1 || !strings.Contains(got.err.Error(), "uncommitted changes in calc.go, which the patch touches") {
 		t.Errorf("exit code %d, error %v; want 1 and a refusal naming calc.go", got.code, got.err)
 	}
@@ -273,7 +273,7 @@ func TestFixStepLimit(t *testing.T) {
 		fakeCall{tool: "bash", args: map[string]string{"command": "cat $HOME/from-flag"}},
 	)
 	out := filepath.Join(work, "out")
-	got := runFixCmd(context.Background(), t, work, append(fake.environ(), "AGENTFIX_MAX_STEPS=10"),
+	got := runFixCmd(t, work, append(fake.environ(), "AGENTFIX_MAX_STEPS=10"),
 		"--repo", repo, "--issue-file", issueFile(t), "--out", out, "--setup", "echo flag-setup > $HOME/from-flag", "--test", "grep -q 'a + b' calc.go")
 	if got.code != 1 {
 		t.Fatalf("exit code %d (%v), want 1", got.code, got.err)
@@ -294,35 +294,6 @@ func TestFixStepLimit(t *testing.T) {
 	}
 	if len(traj.Steps) == 3 && !strings.Contains(traj.Steps[2].Observations[0].Output, "flag-setup") {
 		t.Errorf("the --setup command did not run before the agent: %q", traj.Steps[2].Observations[0].Output)
-	}
-}
-
-// TestFixCancel: cancelling the run (SIGINT in main) while the model
-// thinks ends it cancelled, exit code 1, with the trajectory's result
-// record and the diff the agent left written.
-func TestFixCancel(t *testing.T) {
-	repo := newCalcRepo(t, nil)
-	work := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	fake := newFakeOpenAI(t,
-		fakeCall{tool: "str_replace_editor", args: map[string]string{"command": "str_replace", "path": "calc.go", "old_str": "a - b", "new_str": "a + b"}},
-		fakeCall{before: cancel, block: true},
-	)
-	out := filepath.Join(work, "out")
-	got := runFixCmd(ctx, t, work, fake.environ(), "--repo", repo, "--issue-file", issueFile(t), "--out", out)
-	if got.code != 1 || !strings.Contains(got.err.Error(), "the run ended cancelled") {
-		t.Errorf("exit code %d, error %v; want 1, cancelled", got.code, got.err)
-	}
-	traj := readTrajectory(t, filepath.Join(out, "trajectory.jsonl"))
-	if traj.Result.Status != agent.Cancelled || len(traj.Steps) != 2 {
-		t.Errorf("result %s after %d steps, want cancelled after 2", traj.Result.Status, len(traj.Steps))
-	}
-	if p := readFile(t, filepath.Join(out, "patch.diff")); !strings.Contains(p, "+\treturn a + b") {
-		t.Errorf("patch.diff lacks the diff the agent left:\n%s", p)
-	}
-	if !strings.Contains(got.stdout, "(1 file changed, not submitted)") {
-		t.Errorf("the summary does not say the patch was not submitted")
 	}
 }
 
@@ -361,7 +332,7 @@ func TestFixUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := runFixCmd(context.Background(), t, t.TempDir(), tt.environ, tt.args...)
+			got := runFixCmd(t, t.TempDir(), tt.environ, tt.args...)
 			if got.code != 2 {
 				t.Errorf("exit code %d, want 2", got.code)
 			}
@@ -390,5 +361,68 @@ func TestParseIssue(t *testing.T) {
 				t.Errorf("parseIssue(%q) = %q, %q; want %q, %q", tt.text, title, body, tt.title, tt.body)
 			}
 		})
+	}
+}
+
+// TestBotProcess is not a test: TestFixInterrupt runs the test binary
+// again with BOT_TEST_PROCESS=1 to run main with the arguments after "--",
+// as the bot binary would.
+func TestBotProcess(t *testing.T) {
+	if os.Getenv("BOT_TEST_PROCESS") != "1" {
+		t.Skip("runs only as the bot process of TestFixInterrupt")
+	}
+	for i, a := range os.Args {
+		if a == "--" {
+			os.Args = append([]string{"bot"}, os.Args[i+1:]...)
+			break
+		}
+	}
+	main()
+}
+
+// TestFixInterrupt sends SIGINT to a bot fix process while the model
+// thinks: the run ends cancelled, the process exits 1, and the trajectory
+// and the diff the agent left are written.
+func TestFixInterrupt(t *testing.T) {
+	repo := newCalcRepo(t, nil)
+	work := t.TempDir()
+	started := make(chan *os.Process, 1)
+	interrupt := func() {
+		p := <-started
+		if err := p.Signal(os.Interrupt); err != nil {
+			t.Errorf("send SIGINT: %v", err)
+		}
+	}
+	fake := newFakeOpenAI(t,
+		fakeCall{tool: "str_replace_editor", args: map[string]string{"command": "str_replace", "path": "calc.go", "old_str": "a - b", "new_str": "a + b"}},
+		fakeCall{before: interrupt, block: true},
+	)
+	out := filepath.Join(work, "out")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBotProcess$", "--", "fix", "--repo", repo, "--issue-file", issueFile(t), "--out", out)
+	cmd.Dir = work
+	cmd.Env = append(append([]string{"BOT_TEST_PROCESS=1", "PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, testGitEnv...), fake.environ()...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started <- cmd.Process
+	err := cmd.Wait()
+	t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	if cmd.ProcessState.ExitCode() != 1 {
+		t.Fatalf("exit code %d (%v), want 1", cmd.ProcessState.ExitCode(), err)
+	}
+	if got := stderr.String(); !strings.Contains(got, "bot fix: the run ended cancelled") {
+		t.Errorf("stderr lacks the end of the run:\n%s", got)
+	}
+	traj := readTrajectory(t, filepath.Join(out, "trajectory.jsonl"))
+	if traj.Result.Status != agent.Cancelled {
+		t.Errorf("result %s, want cancelled", traj.Result.Status)
+	}
+	if p := readFile(t, filepath.Join(out, "patch.diff")); !strings.Contains(p, "+\treturn a + b") {
+		t.Errorf("patch.diff lacks the diff the agent left:\n%s", p)
+	}
+	if !strings.Contains(stdout.String(), "(1 file changed, not submitted)") {
+		t.Errorf("the summary does not say the patch was not submitted")
 	}
 }
