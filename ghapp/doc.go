@@ -42,4 +42,11 @@
 // Installation tokens and JWTs live in memory only. They are never part of an
 // error, a log record or a URL; Token's String and LogValue methods redact
 // the value.
+//
+// # Setup mode
+//
+// Setup is the /setup page of setup mode (mounted by cmd/bot when no App is
+// configured): GitHub's manifest flow creates the App in two clicks, and its
+// credentials are saved in .env in the working directory for the next start.
+// deploy/github-app-manifest.json is the same manifest with placeholder URLs.
 package ghapp

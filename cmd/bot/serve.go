@@ -33,7 +33,9 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		r.Get("/healthz", webhook.Healthz)
 		r.Get("/readyz", webhook.Readyz(rdb))
 		r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		mountSetup(r, cfg)
+		if err := m.mountSetup(r, cfg, log); err != nil {
+			return err
+		}
 	} else if err := mountEdge(r, cfg, rdb, reg, log); err != nil {
 		return err
 	}

@@ -38,4 +38,9 @@ const (
 	// Keys of agent runs and model calls.
 	Model   = "model"
 	CostUSD = "cost_usd"
+	// Keys of the GitHub App's setup and of its webhook deliveries as
+	// GitHub lists them (a delivery's GUID is DeliveryID).
+	AppID          = "app_id"
+	File           = "file"
+	HookDeliveryID = "hook_delivery_id"
 )
