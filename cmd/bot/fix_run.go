@@ -110,6 +110,11 @@ func (r *fixRun) runSetup(ctx context.Context, sb tools.Sandbox) error {
 // runAgent runs the agent, writing the trajectory step by step into the
 // output directory and printing each step as it ends.
 func (r *fixRun) runAgent(ctx context.Context, env *tools.Env) (agent.Result, error) {
+	if r.flags.out == "" {
+		if err := ignoredDir(filepath.Dir(r.out)); err != nil {
+			return agent.Result{}, fmt.Errorf("bot fix: output directory: %w", err)
+		}
+	}
 	if err := os.MkdirAll(r.out, 0o755); err != nil {
 		return agent.Result{}, fmt.Errorf("bot fix: output directory: %w", err)
 	}
@@ -192,6 +197,24 @@ func (r *fixRun) cleanUp(what string, remove func() error) {
 	if err := remove(); err != nil {
 		r.log.Warn("bot fix: remove the "+what, logErr(err))
 	}
+}
+
+// ignoredDir creates dir, the default parent of the output directories,
+// with a .gitignore that ignores everything in it, so runs started inside a
+// checkout leave no untracked files there.
+func ignoredDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString("# Runs of bot fix; nothing here belongs in the repository.\n*\n")
+	return errors.Join(err, f.Close())
 }
 
 // textMode reports whether the model works in text mode.

@@ -263,20 +263,31 @@ func TestFixApplyKeepsUncommittedWork(t *testing.T) {
 // TestFixStepLimit: a run that submits once and then hits the step limit
 // ends autosubmitted, exit code 1, with the fix in patch.diff. The step
 // limit comes from agent-fix.yml, lowering the operator's; the setup and
-// test commands come from the flags, over agent-fix.yml.
+// test commands come from the flags, over agent-fix.yml; setup has the
+// network, the agent does not. Started inside
+// the checkout with the default --out, the run leaves nothing untracked.
+// listInterfaces prints the network interfaces a command sees, one a line.
+const listInterfaces = `awk 'NR > 2 {print $1}' /proc/net/dev`
+
 func TestFixStepLimit(t *testing.T) {
 	repo := newCalcRepo(t, map[string]string{".github/agent-fix.yml": "test: exit 3\nsetup: [exit 3]\nmax_steps: 3\n"})
-	work := t.TempDir()
 	fake := newFakeOpenAI(t,
 		fakeCall{tool: "str_replace_editor", args: map[string]string{"command": "str_replace", "path": "calc.go", "old_str": "a - b", "new_str": "a + b"}},
 		fakeCall{tool: "submit", args: map[string]string{"summary": "fixed"}},
-		fakeCall{tool: "bash", args: map[string]string{"command": "cat $HOME/from-flag"}},
+		fakeCall{tool: "bash", args: map[string]string{"command": "cat $HOME/setup-net; echo agent; " + listInterfaces}},
 	)
-	out := filepath.Join(work, "out")
-	got := runFixCmd(t, work, append(fake.environ(), "AGENTFIX_MAX_STEPS=10"),
-		"--repo", repo, "--issue-file", issueFile(t), "--out", out, "--setup", "echo flag-setup > $HOME/from-flag", "--test", "grep -q 'a + b' calc.go")
+	got := runFixCmd(t, repo, append(fake.environ(), "AGENTFIX_MAX_STEPS=10"),
+		"--repo", ".", "--issue-file", issueFile(t), "--setup", listInterfaces+" > $HOME/setup-net", "--test", "grep -q 'a + b' calc.go")
 	if got.code != 1 {
 		t.Fatalf("exit code %d (%v), want 1", got.code, got.err)
+	}
+	outs, _ := filepath.Glob(filepath.Join(repo, "agentfix-runs", "*", "trajectory.jsonl"))
+	if len(outs) != 1 {
+		t.Fatalf("agentfix-runs/*/trajectory.jsonl in the working directory: %q, want one", outs)
+	}
+	out := filepath.Dir(outs[0])
+	if st := gitIn(t, repo, "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Errorf("the run left files in the checkout it started in:\n%s", st)
 	}
 	if want := "bot fix: the run ended autosubmitted: limits_exceeded: step limit reached: 3 of 3 steps"; got.err.Error() != want {
 		t.Errorf("error %q, want %q", got.err, want)
@@ -292,8 +303,14 @@ func TestFixStepLimit(t *testing.T) {
 	if got := reqs[2].lastContent(); !strings.Contains(got, "`grep -q 'a + b' calc.go` passed") {
 		t.Errorf("the review lacks the --test command's result:\n%s", got)
 	}
-	if len(traj.Steps) == 3 && !strings.Contains(traj.Steps[2].Observations[0].Output, "flag-setup") {
-		t.Errorf("the --setup command did not run before the agent: %q", traj.Steps[2].Observations[0].Output)
+	// The setup command saw this machine's network interfaces; the agent's
+	// commands see only loopback.
+	host, err := exec.Command("sh", "-c", listInterfaces).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := string(host) + "agent\nlo:\n"; len(traj.Steps) == 3 && !strings.Contains(traj.Steps[2].Observations[0].Output, want) {
+		t.Errorf("network interfaces of the --setup command, then of the agent:\n%s\nwant:\n%s", traj.Steps[2].Observations[0].Output, want)
 	}
 }
 
