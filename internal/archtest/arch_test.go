@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"workspace":          {"config"},
 	"deploy":             {},
 	"runs":               {"config"},
+	"redeliver":          {"ghapp", "config"},
 	"internal/logattr":   {},
 	"internal/archtest":  {},
 	"internal/redistest": {},
