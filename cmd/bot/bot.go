@@ -50,10 +50,11 @@ type command struct {
 
 func (m *Main) commands() map[string]command {
 	return map[string]command{
-		"fix":     {"run the agent on an issue of a local repository (try it before installing the App)", m.runFix},
-		"serve":   {"HTTP edge and workers in one process (setup mode without an App)", m.runServe},
-		"webhook": {"HTTP edge only: verify deliveries and enqueue tasks", m.runWebhook},
-		"version": {"print the version", m.runVersion},
+		"fix":       {"run the agent on an issue of a local repository (try it before installing the App)", m.runFix},
+		"redeliver": {"ask GitHub to redeliver the webhook deliveries that failed (--since 6h)", m.runRedeliver},
+		"serve":     {"HTTP edge and workers in one process (setup mode without an App)", m.runServe},
+		"webhook":   {"HTTP edge only: verify deliveries and enqueue tasks", m.runWebhook},
+		"version":   {"print the version", m.runVersion},
 	}
 }
 
