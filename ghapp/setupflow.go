@@ -230,7 +230,7 @@ func (s *Setup) serveReview(w http.ResponseWriter, r *http.Request) {
 		s.showForm(w, r, http.StatusBadRequest, c, msg)
 		return
 	}
-	if err := checkWritable(s.dir); err != nil {
+	if err := checkCanSave(s.dir); err != nil {
 		s.showForm(w, r, http.StatusInternalServerError, c, "agentfix could not save the App's credentials: "+err.Error()+". Fix that before creating the App.")
 		return
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/joho/godotenv"
+
+	"github.com/agentfix/agentfix/config"
 )
 
 // envVar is one variable the setup writes to .env.
@@ -187,16 +189,31 @@ func keyFileBase(slug string) string {
 	return "github-app"
 }
 
-// checkWritable reports whether dir takes new files, before the operator is
-// sent to GitHub: after the App is created there is no second chance at its
-// credentials.
-func checkWritable(dir string) error {
+// checkCanSave reports, before the operator is sent to GitHub, whether the
+// credentials can be saved in dir: after the App is created there is no
+// second chance at them. dir must take new files, and a .env in it must be a
+// file that parses.
+func checkCanSave(dir string) error {
 	f, err := os.CreateTemp(dir, ".agentfix-setup-check.*")
 	if err != nil {
 		return fmt.Errorf("the working directory %s does not take new files: %w", dir, err)
 	}
 	f.Close()
-	return os.Remove(f.Name())
+	if err := os.Remove(f.Name()); err != nil {
+		return fmt.Errorf("the working directory %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, config.DotEnvFile)
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	if _, err := godotenv.UnmarshalBytes(b); err != nil {
+		return fmt.Errorf("%s does not parse (%v); fix or move it", path, err)
+	}
+	return nil
 }
 
 func writeAndSync(f *os.File, content []byte) error {

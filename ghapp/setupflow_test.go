@@ -400,6 +400,45 @@ func TestSetupChoices(t *testing.T) {
 	}
 }
 
+// TestSetupCannotSave: a working directory where the credentials cannot be
+// saved is found before the operator is sent to GitHub.
+func TestSetupCannotSave(t *testing.T) {
+	tests := []struct {
+		name    string
+		prepare func(t *testing.T, dir string)
+		want    string
+	}{
+		{"malformed .env", func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("OPENAI_API_KEY=\"unterminated\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, ".env does not parse"},
+		{".env is a directory", func(t *testing.T, dir string) {
+			if err := os.Mkdir(filepath.Join(dir, ".env"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, "is a directory"},
+		{"directory gone", func(t *testing.T, dir string) {
+			if err := os.Remove(dir); err != nil {
+				t.Fatal(err)
+			}
+		}, "does not take new files"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newSetupEnv(t)
+			tt.prepare(t, e.dir)
+			p := e.post(t, personal("a"))
+			if p.code != http.StatusInternalServerError || !strings.Contains(p.body, tt.want) {
+				t.Errorf("POST /setup = %d, want 500 with %q:\n%s", p.code, tt.want, p.body)
+			}
+			if len(p.header.Values("Set-Cookie")) != 0 || strings.Contains(p.body, "settings/apps/new") {
+				t.Errorf("the operator is sent to GitHub although the credentials cannot be saved")
+			}
+		})
+	}
+}
+
 // TestSetupCrossOriginPost: another site cannot start a flow in the
 // operator's browser.
 func TestSetupCrossOriginPost(t *testing.T) {
