@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/agentfix/agentfix/jobs/worker"
 )
 
 // Shutdown budgets of the bot that the grace periods must cover.
@@ -19,12 +21,11 @@ const (
 	// httpShutdown is the graceful shutdown of every HTTP listener
 	// (cmd/bot's shutdownTimeout).
 	httpShutdown = 15 * time.Second
-	// workerWrapUp is the longest a worker takes from SIGTERM to exit:
-	// asynq's shutdown timeout for running tasks (jobs/worker's
-	// DefaultShutdownTimeout, 10 s), then the bounded wait for their handlers
-	// to record the run and report to GitHub (DefaultGitHubTimeout, 2 min),
-	// and the HTTP listener's shutdown.
-	workerWrapUp = 10*time.Second + 2*time.Minute + httpShutdown
+	// workerWrapUp is the longest a worker takes from SIGTERM to exit: the
+	// time running tasks get to finish before asynq requeues and cancels
+	// them, then the bounded wait for their handlers to record the run and
+	// report to GitHub, and the HTTP listener's shutdown.
+	workerWrapUp = worker.DefaultShutdownTimeout + worker.DefaultGitHubTimeout + httpShutdown
 )
 
 // optionalManifests are in deploy/kubernetes but deliberately not in the
