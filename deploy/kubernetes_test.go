@@ -4,7 +4,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"path"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -228,94 +227,6 @@ func TestContainersHaveResources(t *testing.T) {
 	}
 }
 
-func TestPodsRunUnprivileged(t *testing.T) {
-	c := loadCluster(t)
-	uid := imageUID(t)
-	for _, w := range c.workloads() {
-		t.Run(w.name, func(t *testing.T) {
-			spec := w.template.Spec
-			psc := spec.SecurityContext
-			if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.RunAsUser == nil || *psc.RunAsUser == 0 {
-				t.Errorf("pod securityContext %+v: want runAsNonRoot and a non-zero runAsUser", psc)
-			}
-			if w.name != redisName && psc != nil && psc.RunAsUser != nil && *psc.RunAsUser != uid {
-				t.Errorf("runAsUser %d: want the image's user %d (deploy/Dockerfile), which owns /data", *psc.RunAsUser, uid)
-			}
-			if spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
-				t.Errorf("automountServiceAccountToken: want false; nothing here talks to the Kubernetes API")
-			}
-			for _, ctr := range spec.Containers {
-				sc := ctr.SecurityContext
-				if sc == nil {
-					t.Errorf("container %s: no securityContext", ctr.Name)
-					continue
-				}
-				if sc.Privileged != nil && *sc.Privileged {
-					t.Errorf("container %s: privileged", ctr.Name)
-				}
-				if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
-					t.Errorf("container %s: allowPrivilegeEscalation must be false", ctr.Name)
-				}
-				if sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
-					t.Errorf("container %s: readOnlyRootFilesystem must be true", ctr.Name)
-				}
-				if sc.Capabilities == nil || len(sc.Capabilities.Add) > 0 ||
-					!cmp.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
-					t.Errorf("container %s: capabilities %+v, want drop [ALL] and none added", ctr.Name, sc.Capabilities)
-				}
-			}
-		})
-	}
-}
-
-// TestSandboxSettings checks what bwrap needs in the worker, and that only
-// the worker gets it.
-func TestSandboxSettings(t *testing.T) {
-	c := loadCluster(t)
-	worker := c.deployments[workerName].Spec.Template.Spec
-	if worker.HostUsers == nil || *worker.HostUsers {
-		t.Errorf("worker hostUsers: want false (a user namespace, which procMount: Unmasked requires)")
-	}
-	if worker.ShareProcessNamespace == nil || !*worker.ShareProcessNamespace {
-		t.Errorf("worker shareProcessNamespace: want true (an init that reaps orphaned sandbox processes)")
-	}
-	sc := onlyContainer(t, worker).SecurityContext
-	type loosened struct {
-		ProcMount *corev1.ProcMountType
-		Seccomp   *corev1.SeccompProfile
-		AppArmor  *corev1.AppArmorProfile
-	}
-	unmasked := corev1.UnmaskedProcMount
-	want := loosened{
-		ProcMount: &unmasked,
-		Seccomp:   &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined},
-		AppArmor:  &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined},
-	}
-	if diff := cmp.Diff(want, loosened{sc.ProcMount, sc.SeccompProfile, sc.AppArmorProfile}); diff != "" {
-		t.Errorf("worker container securityContext (-want +got):\n%s", diff)
-	}
-
-	for _, name := range []string{webhookName, redisName} {
-		var spec corev1.PodSpec
-		if d, ok := c.deployments[name]; ok {
-			spec = d.Spec.Template.Spec
-		} else {
-			spec = c.statefulSets[name].Spec.Template.Spec
-		}
-		if p := spec.SecurityContext.SeccompProfile; p == nil || p.Type != corev1.SeccompProfileTypeRuntimeDefault {
-			t.Errorf("%s: pod seccompProfile %+v, want RuntimeDefault", name, p)
-		}
-		if spec.HostUsers != nil || spec.ShareProcessNamespace != nil {
-			t.Errorf("%s: hostUsers or shareProcessNamespace set; only the worker needs them", name)
-		}
-		for _, ctr := range spec.Containers {
-			if sc := ctr.SecurityContext; sc.ProcMount != nil || sc.SeccompProfile != nil || sc.AppArmorProfile != nil {
-				t.Errorf("%s container %s: loosens procMount, seccomp or AppArmor; only the worker needs that", name, ctr.Name)
-			}
-		}
-	}
-}
-
 func TestGracePeriods(t *testing.T) {
 	c := loadCluster(t)
 	worker := c.deployments[workerName].Spec.Template.Spec
@@ -345,83 +256,6 @@ func grace(spec corev1.PodSpec) time.Duration {
 		return 30 * time.Second // the Kubernetes default
 	}
 	return time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second
-}
-
-func TestSecretsAndConfigMapReferences(t *testing.T) {
-	c := loadCluster(t)
-	tmpl := loadSecretTemplate(t)
-	if tmpl.Name != secretName {
-		t.Errorf("secret.example.yaml: name %q, want %q", tmpl.Name, secretName)
-	}
-	if len(tmpl.Data) > 0 {
-		t.Errorf("secret.example.yaml: has data; want placeholders in stringData only")
-	}
-	for k, v := range tmpl.StringData {
-		if v != placeholder {
-			t.Errorf("secret.example.yaml %s: got %q, want the placeholder %q, never a value", k, v, placeholder)
-		}
-	}
-
-	used := map[string]bool{}
-	keyFile := c.configMaps[configMapName].Data["AGENTFIX_PRIVATE_KEY_FILE"]
-	for _, name := range []string{webhookName, workerName} {
-		spec := c.deployments[name].Spec.Template.Spec
-		ctr := onlyContainer(t, spec)
-		for _, ef := range ctr.EnvFrom {
-			if ef.ConfigMapRef == nil || c.configMaps[ef.ConfigMapRef.Name] == nil {
-				t.Errorf("%s envFrom %+v: want a ConfigMap of the kustomization", name, ef)
-			}
-		}
-		for _, e := range ctr.Env {
-			ref := e.ValueFrom
-			if ref == nil || ref.SecretKeyRef == nil {
-				continue
-			}
-			sk := ref.SecretKeyRef
-			used[sk.Key] = true
-			if sk.Name != secretName {
-				t.Errorf("%s %s: Secret %q, want %q", name, e.Name, sk.Name, secretName)
-			}
-			if _, ok := tmpl.StringData[sk.Key]; !ok {
-				t.Errorf("%s %s: key %q is not in secret.example.yaml", name, e.Name, sk.Key)
-			}
-			required := sk.Optional == nil || !*sk.Optional
-			if wantRequired := e.Name == "AGENTFIX_WEBHOOK_SECRET"; required != wantRequired {
-				t.Errorf("%s %s: required %t, want %t", name, e.Name, required, wantRequired)
-			}
-		}
-		// The private key is a file from the Secret, at the path the
-		// ConfigMap names.
-		var mounted []string
-		for _, vm := range ctr.VolumeMounts {
-			for _, v := range spec.Volumes {
-				if v.Name != vm.Name || v.Secret == nil {
-					continue
-				}
-				if v.Secret.SecretName != secretName {
-					t.Errorf("%s volume %s: Secret %q, want %q", name, v.Name, v.Secret.SecretName, secretName)
-				}
-				if !vm.ReadOnly {
-					t.Errorf("%s volume %s: mount it read-only", name, v.Name)
-				}
-				for _, it := range v.Secret.Items {
-					used[it.Key] = true
-					if _, ok := tmpl.StringData[it.Key]; !ok {
-						t.Errorf("%s volume %s: key %q is not in secret.example.yaml", name, v.Name, it.Key)
-					}
-					mounted = append(mounted, path.Join(vm.MountPath, it.Path))
-				}
-			}
-		}
-		if diff := cmp.Diff([]string{keyFile}, mounted); diff != "" {
-			t.Errorf("%s: Secret files mounted (-AGENTFIX_PRIVATE_KEY_FILE +got):\n%s", name, diff)
-		}
-	}
-	for k := range tmpl.StringData {
-		if !used[k] {
-			t.Errorf("secret.example.yaml key %q is read by no container", k)
-		}
-	}
 }
 
 func TestRedisStatefulSet(t *testing.T) {
@@ -459,47 +293,6 @@ func TestRedisStatefulSet(t *testing.T) {
 	if u.Scheme != "redis" || u.Hostname() != svc.Name || u.Port() != itoa(svc.Spec.Ports[0].Port) {
 		t.Errorf("AGENTFIX_REDIS_URL %s: want redis://%s:%d/…", u, svc.Name, svc.Spec.Ports[0].Port)
 	}
-}
-
-func TestKubernetesEnvIsAValidConfig(t *testing.T) {
-	c := loadCluster(t)
-	tmpl := loadSecretTemplate(t)
-	for _, name := range []string{webhookName, workerName} {
-		t.Run(name, func(t *testing.T) {
-			spec := c.deployments[name].Spec.Template.Spec
-			if spec.EnableServiceLinks == nil || *spec.EnableServiceLinks {
-				// Kubernetes would inject AGENTFIX_REDIS_PORT and the like
-				// for the agentfix-* Services, which the bot warns about.
-				t.Errorf("enableServiceLinks: want false")
-			}
-			checkConfig(t, containerEnv(t, c, tmpl, onlyContainer(t, spec)))
-		})
-	}
-}
-
-// containerEnv returns the environment ctr gets: its ConfigMaps, then its
-// env entries, with Secret values taken from the template.
-func containerEnv(t *testing.T, c *cluster, tmpl *corev1.Secret, ctr corev1.Container) map[string]string {
-	t.Helper()
-	env := map[string]string{}
-	for _, ef := range ctr.EnvFrom {
-		if ef.ConfigMapRef != nil {
-			for k, v := range c.configMaps[ef.ConfigMapRef.Name].Data {
-				env[k] = v
-			}
-		}
-	}
-	for _, e := range ctr.Env {
-		switch {
-		case e.ValueFrom == nil:
-			env[e.Name] = e.Value
-		case e.ValueFrom.SecretKeyRef != nil:
-			env[e.Name] = tmpl.StringData[e.ValueFrom.SecretKeyRef.Key]
-		default:
-			t.Fatalf("env %s: only values and secretKeyRefs are expected", e.Name)
-		}
-	}
-	return env
 }
 
 func onlyContainer(t *testing.T, spec corev1.PodSpec) corev1.Container {
