@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"workspace":          {"config"},
 	"deploy":             {},
 	"runs":               {"config"},
+	"admin":              {"config", "runs", "agent"},
 	"redeliver":          {"ghapp", "config"},
 	"internal/logattr":   {},
 	"internal/archtest":  {},
@@ -46,6 +47,7 @@ var forbidden = map[string][]string{
 	"agent/llm": {"github.com/google/go-github/", "github.com/hibiken/asynq"},
 	"tools":     {"github.com/google/go-github/", "github.com/hibiken/asynq"},
 	"config":    {"github.com/google/go-github/", "github.com/hibiken/asynq"},
+	"admin":     {"github.com/google/go-github/", "github.com/go-git/", "github.com/openai/", "github.com/anthropics/", "github.com/bradleyfalzon/"},
 }
 
 type pkg struct {
