@@ -54,6 +54,7 @@ func (m *Main) commands() map[string]command {
 		"redeliver": {"ask GitHub to redeliver the webhook deliveries that failed (--since 6h)", m.runRedeliver},
 		"serve":     {"HTTP edge and workers in one process (setup mode without an App)", m.runServe},
 		"webhook":   {"HTTP edge only: verify deliveries and enqueue tasks", m.runWebhook},
+		"worker":    {"the interactive and agent queues, with /healthz, /readyz and /metrics", m.runWorker},
 		"version":   {"print the version", m.runVersion},
 	}
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/agentfix/agentfix/webhook"
 )
 
-// runServe runs everything in one process: the HTTP edge now, and the
-// workers once jobs/worker exists. With no App configured it runs in setup
-// mode: /healthz, /readyz and /setup only, never /webhook. Without
+// runServe runs everything in one process: the HTTP edge and both worker
+// queues. With no App configured it runs in setup mode: /healthz, /readyz
+// and /setup only, never /webhook, and no worker. Without
 // AGENTFIX_REDIS_URL it embeds an in-process Redis (not durable).
 func (m *Main) runServe(ctx context.Context, args []string) error {
 	var cf configFlags
@@ -36,8 +36,17 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		if err := m.mountSetup(r, cfg, log); err != nil {
 			return err
 		}
-	} else if err := mountEdge(r, cfg, rdb, reg, log); err != nil {
+		return m.serveHTTP(ctx, cfg.ListenAddr, r, log)
+	}
+	if err := mountEdge(r, cfg, rdb, reg, log); err != nil {
 		return err
 	}
-	return m.serveHTTP(ctx, cfg.ListenAddr, r, log)
+	w, err := newWorker(cfg, rdb, reg, log)
+	if err != nil {
+		return err
+	}
+	return runAll(ctx,
+		func(ctx context.Context) error { return m.serveHTTP(ctx, cfg.ListenAddr, r, log) },
+		w.Run,
+	)
 }

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/config"
+	"github.com/agentfix/agentfix/ghapp"
+	"github.com/agentfix/agentfix/jobs/worker"
+	"github.com/agentfix/agentfix/runs"
+	"github.com/agentfix/agentfix/tools"
+	"github.com/agentfix/agentfix/webhook"
+	"github.com/agentfix/agentfix/workspace"
+)
+
+// runWorker runs the two worker queues (interactive and agent) with a
+// listener for /healthz, /readyz and /metrics. It needs a configured App,
+// a model and a shared Redis.
+func (m *Main) runWorker(ctx context.Context, args []string) error {
+	var cf configFlags
+	if err := parse(m.flagSet("worker", &cf), args); err != nil {
+		return err
+	}
+	cfg, log, err := m.loadConfig(cf)
+	if err != nil {
+		return err
+	}
+	if cfg.SetupMode() {
+		return configError{fmt.Errorf("AGENTFIX_APP_ID: required by `bot worker` (setup mode is served by `bot serve`)")}
+	}
+	rdb, err := m.openRedis(ctx, cfg, log, false)
+	if err != nil {
+		return err
+	}
+	reg := newRegistry()
+	w, err := newWorker(cfg, rdb, reg, log)
+	if err != nil {
+		return err
+	}
+	r := chi.NewRouter()
+	r.Get("/healthz", webhook.Healthz)
+	r.Get("/readyz", webhook.Readyz(rdb))
+	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return runAll(ctx,
+		func(ctx context.Context) error { return m.serveHTTP(ctx, cfg.ListenAddr, r, log) },
+		w.Run,
+	)
+}
+
+// newWorker wires the worker: the GitHub App, the repository cache and run
+// records under AGENTFIX_DATA_DIR, and the sandbox and model named by the
+// configuration. Names that select nothing, a sandbox that cannot run here
+// and a model that cannot be built stop startup.
+func newWorker(cfg *config.App, rdb redis.UniversalClient, reg *prometheus.Registry, log *slog.Logger) (*worker.Worker, error) {
+	if cfg.Model == "" {
+		return nil, configError{errors.New("AGENTFIX_MODEL: required by the worker, e.g. openai/gpt-5 or anthropic/claude-sonnet-4-5")}
+	}
+	if _, err := newModel(cfg, cfg.Model, log); err != nil {
+		return nil, err
+	}
+	if cfg.Sandbox == "docker" {
+		return nil, configError{errors.New("AGENTFIX_SANDBOX: the worker cannot use the docker sandbox yet (no image setting); use bwrap")}
+	}
+	sandbox := func(o workspace.Options) (tools.Sandbox, error) {
+		o.AllowUnsandboxed = cfg.AllowUnsandboxed
+		return newSandbox(cfg.Sandbox, o)
+	}
+	if err := probeSandbox(sandbox); err != nil {
+		return nil, err
+	}
+	key, err := cfg.PrivateKeyPEM()
+	if err != nil {
+		return nil, configError{fmt.Errorf("AGENTFIX_PRIVATE_KEY_FILE: %w", err)}
+	}
+	app, err := ghapp.New(ghapp.Options{AppID: cfg.AppID, PrivateKey: key, APIURL: cfg.GitHubAPIURL, Logger: log, Registerer: reg})
+	if err != nil {
+		return nil, configError{err}
+	}
+	cache, err := workspace.NewCache(workspace.CacheOptions{Dir: filepath.Join(cfg.DataDir, "repos"), Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("AGENTFIX_DATA_DIR: %w", err)
+	}
+	store, err := runs.New(runs.Options{Dir: filepath.Join(cfg.DataDir, "runs"), Redis: rdb, Retention: cfg.RunRetention})
+	if err != nil {
+		return nil, fmt.Errorf("AGENTFIX_DATA_DIR: %w", err)
+	}
+	return worker.New(worker.Options{
+		Config: cfg, Redis: rdb, GitHub: worker.FromApp(app), Cache: cache, Runs: store,
+		Sandbox: sandbox,
+		Model: func(name string) (agent.Model, error) {
+			m, err := newModel(cfg, name, log)
+			if err != nil {
+				return nil, err
+			}
+			return m, nil
+		},
+		Registry: reg, Logger: log,
+	})
+}
+
+// probeSandbox builds one sandbox on throwaway directories, so a sandbox
+// that cannot run on this host (bwrap or prlimit missing) stops startup
+// instead of failing every job.
+func probeSandbox(sandbox worker.SandboxFactory) error {
+	dir, err := os.MkdirTemp("", "agentfix-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ws, cache := filepath.Join(dir, "workspace"), filepath.Join(dir, "cache")
+	for _, d := range []string{ws, cache} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return err
+		}
+	}
+	_, err = sandbox(workspace.Options{Workspace: ws, Cache: cache})
+	return err
+}
+
+// runAll runs each function until ctx is done or one of them returns; then
+// it cancels the others, waits for all, and returns their errors joined.
+func runAll(ctx context.Context, fns ...func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fn(ctx)
+			cancel()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
