@@ -93,6 +93,7 @@ func startIn(t *testing.T, dir string, environ []string, args ...string) *runnin
 	case addr := <-listening:
 		return &running{addr: "http://" + addr, stderr: stderr, stop: stop}
 	case err := <-done:
+		done <- err // for stop in the cleanup
 		t.Fatalf("bot %v ended before listening: %v\n%s", args, err, stderr.String())
 	case <-time.After(30 * time.Second):
 		t.Fatalf("bot %v did not listen within 30s\n%s", args, stderr.String())
@@ -281,7 +282,8 @@ func TestWebhookEnqueuesOnePerTrigger(t *testing.T) {
 // in-process Redis takes the tasks.
 func TestServeEmbeddedRedis(t *testing.T) {
 	const secret = "s3cret"
-	bot := start(t, []string{"AGENTFIX_APP_ID=42", "AGENTFIX_PRIVATE_KEY_FILE=" + appKey(t), "AGENTFIX_WEBHOOK_SECRET=" + secret}, "serve")
+	bot := start(t, []string{"AGENTFIX_APP_ID=42", "AGENTFIX_PRIVATE_KEY_FILE=" + appKey(t), "AGENTFIX_WEBHOOK_SECRET=" + secret,
+		"AGENTFIX_MODEL=openai/gpt-5", "OPENAI_API_KEY=test-key", "AGENTFIX_DATA_DIR=" + t.TempDir()}, "serve")
 	body, sig := labeled(t, secret)
 	if code := deliver(t, bot.addr, "d-1", body, sig); code != http.StatusAccepted {
 		t.Errorf("delivery = %d, want 202", code)
