@@ -39,7 +39,8 @@ func (m *Main) runWebhook(ctx context.Context, args []string) error {
 	return m.serveHTTP(ctx, cfg.ListenAddr, r, log)
 }
 
-// mountEdge mounts the webhook edge (/webhook, /healthz, /readyz, /metrics).
+// mountEdge mounts the webhook edge (/webhook, /healthz, /readyz, /metrics
+// with asynq's queue metrics), the signed run pages and the admin views.
 func mountEdge(r chi.Router, cfg *config.App, rdb redis.UniversalClient, reg *prometheus.Registry, log *slog.Logger) error {
 	srv, err := webhook.New(webhook.Options{
 		Config:   cfg,
@@ -52,5 +53,8 @@ func mountEdge(r chi.Router, cfg *config.App, rdb redis.UniversalClient, reg *pr
 		return err
 	}
 	srv.Routes(r)
-	return nil
+	if err := registerQueueMetrics(reg, rdb); err != nil {
+		return err
+	}
+	return mountAdmin(r, cfg, rdb, log)
 }
