@@ -52,12 +52,14 @@ func count(n int64) string {
 	return b.String()
 }
 
-// dur formats a duration for reading: milliseconds below a second, then
+// dur formats a duration for reading: "<1ms", milliseconds below a second, then
 // tenths of seconds below a minute, then whole seconds.
 func dur(d time.Duration) string {
 	switch {
 	case d <= 0:
 		return "–"
+	case d < time.Millisecond:
+		return "<1ms"
 	case d < time.Second:
 		return d.Round(time.Millisecond).String()
 	case d < time.Minute:

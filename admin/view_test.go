@@ -132,6 +132,7 @@ func TestFormat(t *testing.T) {
 		{dur(0), "–"},
 		{dur(1234567 * time.Microsecond), "1.2s"},
 		{dur(250 * time.Millisecond), "250ms"},
+		{dur(300 * time.Microsecond), "<1ms"},
 		{dur(83*time.Second + 400*time.Millisecond), "1m23s"},
 		{days(336 * time.Hour), "14 days"},
 		{days(24 * time.Hour), "1 day"},

@@ -2,15 +2,22 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agentfix/agentfix/ghapp/ghfake"
 	"github.com/agentfix/agentfix/internal/redistest"
 	"github.com/agentfix/agentfix/runs"
 )
@@ -113,4 +120,98 @@ func TestWebhookAdminAndQueueMetrics(t *testing.T) {
 			t.Errorf("signed link without AGENTFIX_ADMIN_TOKEN = %d, want 200", code)
 		}
 	})
+}
+
+// TestServeRunInAdmin runs `bot serve` from a label to a pull request and
+// then reads that run in the admin views: the run the worker recorded is
+// listed, and its page shows the editor call, the review and the diff.
+func TestServeRunInAdmin(t *testing.T) {
+	f := ghfake.New(t)
+	f.NewRepo("octo/widget", map[string]string{"calc.go": calcBuggy})
+	f.Install(7, "octo/widget")
+	f.SetPermission("octo/widget", "alice", "write")
+	issue := f.AddIssue("octo/widget", ghfake.Issue{Title: "Add subtracts", Body: "2+2 is 0"})
+	ai := newFakeOpenAI(t,
+		fakeCall{tool: "str_replace_editor", args: map[string]string{"command": "str_replace", "path": "calc.go", "old_str": "\treturn a - b", "new_str": "\treturn a + b"}},
+		fakeCall{tool: "submit", args: map[string]string{"summary": "Add adds."}},
+		fakeCall{tool: "submit", args: map[string]string{}},
+	)
+	bot := start(t, append(botEnv(t, f, ai, ""), "AGENTFIX_ADMIN_TOKEN="+adminToken), "serve")
+	body, sig := labeledIssue(t, "s3cret", "octo/widget", f.CloneURL("octo/widget"), issue, "alice")
+	if code := deliver(t, bot.addr, "d-admin", body, sig); code != http.StatusAccepted {
+		t.Fatalf("delivery = %d, want 202", code)
+	}
+	bearer := http.Header{"Authorization": {"Bearer " + adminToken}}
+	deadline := time.Now().Add(90 * time.Second)
+	var list string
+	for !strings.Contains(list, `">pr_opened</span>`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no finished run in /admin/runs after 90s:\n%s\n%s", list, bot.stderr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+		_, list = getWith(t, bot.addr+"/admin/runs", bearer)
+	}
+	m := regexp.MustCompile(`href="/admin/runs/([0-9TZ]+-[0-9a-f]+)"`).FindStringSubmatch(list)
+	if m == nil || !strings.Contains(list, "octo/widget") {
+		t.Fatalf("/admin/runs lists no run of octo/widget:\n%s", list)
+	}
+	code, page := getWith(t, bot.addr+"/admin/runs/"+m[1], bearer)
+	if code != http.StatusOK {
+		t.Fatalf("run page = %d, want 200", code)
+	}
+	for _, want := range []string{
+		"Add subtracts",
+		`<b>str_replace</b> <code>calc.go</code>`,
+		`id="review-phase"`,
+		`Review message`,
+		`<span class="add">&#43;	return a &#43; b</span>`,
+		`<span class="del">-	return a - b</span>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("run page lacks %q", want)
+		}
+	}
+}
+
+// TestWorkerServesAdmin checks that `bot worker`'s listener has the admin
+// views too.
+func TestWorkerServesAdmin(t *testing.T) {
+	f := ghfake.New(t)
+	srv := redistest.Start(t)
+	bot := start(t, append(botEnv(t, f, newFakeOpenAI(t), srv.URL()), "AGENTFIX_ADMIN_TOKEN="+adminToken), "worker")
+	if code, _ := getWith(t, bot.addr+"/admin/runs", nil); code != http.StatusUnauthorized {
+		t.Errorf("/admin/runs without the token = %d, want 401", code)
+	}
+	if code, body := getWith(t, bot.addr+"/admin/runs", http.Header{"Authorization": {"Bearer " + adminToken}}); code != http.StatusOK || !strings.Contains(body, "No runs") {
+		t.Errorf("/admin/runs = %d, want 200 with no runs:\n%s", code, body)
+	}
+}
+
+// labeledIssue is a signed issues.labeled delivery with the trigger label
+// for issue number of repo, sent by sender.
+func labeledIssue(t *testing.T, secret, repo, cloneURL string, number int, sender string) ([]byte, string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "webhook", "testdata", "issues.labeled.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p map[string]any
+	if err := json.Unmarshal(raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	owner, name, _ := strings.Cut(repo, "/")
+	r := p["repository"].(map[string]any)
+	r["full_name"], r["name"], r["clone_url"] = repo, name, cloneURL
+	r["owner"].(map[string]any)["login"] = owner
+	p["installation"] = map[string]any{"id": 7}
+	p["issue"].(map[string]any)["number"] = number
+	p["label"].(map[string]any)["name"] = "agent-fix"
+	p["sender"].(map[string]any)["login"] = sender
+	body, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	return body, "sha256=" + hex.EncodeToString(mac.Sum(nil))
 }

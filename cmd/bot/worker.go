@@ -52,6 +52,10 @@ func (m *Main) runWorker(ctx context.Context, args []string) error {
 	r.Get("/healthz", webhook.Healthz)
 	r.Get("/readyz", webhook.Readyz(rdb))
 	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// The admin views and signed run pages, as on the edge.
+	if err := mountAdmin(r, cfg, rdb, log); err != nil {
+		return err
+	}
 	return runAll(ctx,
 		func(ctx context.Context) error { return m.serveHTTP(ctx, cfg.ListenAddr, r, log) },
 		w.Run,
