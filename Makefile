@@ -2,9 +2,10 @@
 GO ?= go
 STATICCHECK_VERSION := v0.8.2
 # Debian packages the tests use: a throwaway redis-server per test package,
-# bubblewrap for the sandbox, git for repositories and the git HTTP server.
-TEST_PACKAGES := redis-server bubblewrap git
-TEST_BINARIES := redis-server bwrap git
+# bubblewrap for the sandbox, git for repositories and the git HTTP server,
+# chromium for the admin pages' browser tests.
+TEST_PACKAGES := redis-server bubblewrap git chromium
+TEST_BINARIES := redis-server bwrap git chromium
 
 .PHONY: run test lint bench deps build
 
