@@ -46,11 +46,21 @@ func mountAdmin(r chi.Router, cfg *config.App, rdb redis.UniversalClient, log *s
 
 // registerQueueMetrics registers asynq's queue collector (asynq_queue_size,
 // asynq_queue_latency_seconds, asynq_tasks_processed_total, …, labelled by
-// queue) on reg. It reads Redis at every scrape; every process that
-// registers it reports the same values, so aggregate with max, not sum.
+// queue) on reg. It reads Redis at every scrape, and not before; every
+// process that registers it reports the same values, so aggregate with
+// max, not sum.
 func registerQueueMetrics(reg *prometheus.Registry, rdb redis.UniversalClient) error {
-	if err := reg.Register(metrics.NewQueueMetricsCollector(asynq.NewInspectorFromRedisClient(rdb))); err != nil {
+	c := metrics.NewQueueMetricsCollector(asynq.NewInspectorFromRedisClient(rdb))
+	if err := reg.Register(undescribed{c}); err != nil {
 		return fmt.Errorf("register queue metrics: %w", err)
 	}
 	return nil
 }
+
+// undescribed registers a collector unchecked: asynq's collector describes
+// itself by collecting, which would read Redis while the process starts
+// (and wait out Redis's timeouts when it is unreachable).
+type undescribed struct{ prometheus.Collector }
+
+// Describe sends no descriptors (an unchecked collector).
+func (undescribed) Describe(chan<- *prometheus.Desc) {}

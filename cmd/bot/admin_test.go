@@ -7,11 +7,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -214,4 +216,40 @@ func labeledIssue(t *testing.T, secret, repo, cloneURL string, number int, sende
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write(body)
 	return body, "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// TestQueueMetricsReadRedisOnlyOnScrape registers the queue collector
+// against a Redis that accepts connections and never answers: registering
+// must not connect, so an unreachable Redis cannot hold up startup.
+func TestQueueMetricsReadRedisOnlyOnScrape(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			defer c.Close()
+		}
+	}()
+	rdb := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: time.Second})
+	defer rdb.Close()
+	if err := registerQueueMetrics(newRegistry(), rdb); err != nil {
+		t.Fatalf("registerQueueMetrics: %v", err)
+	}
+	// A connection made while registering waited for its reply, so it was
+	// accepted and counted by the time the accept loop ends.
+	ln.Close()
+	<-done
+	if n := accepted.Load(); n != 0 {
+		t.Errorf("registering connected to Redis %d times, want 0 (only a scrape reads Redis)", n)
+	}
 }
