@@ -74,7 +74,8 @@ func TestSetupThenRestart(t *testing.T) {
 		t.Errorf(".env = %v, want the App id, key file and webhook secret", env)
 	}
 
-	again := startIn(t, dir, environ, "serve")
+	// serve with an App also runs the workers, which need a model.
+	again := startIn(t, dir, append(environ, "AGENTFIX_MODEL=openai/gpt-5", "OPENAI_API_KEY=test-key", "AGENTFIX_DATA_DIR="+t.TempDir()), "serve")
 	if code, _ := get(t, again.addr+"/setup"); code != http.StatusNotFound {
 		t.Errorf("GET /setup after the restart = %d, want 404", code)
 	}
