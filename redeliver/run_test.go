@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/agentfix/agentfix/ghapp"
 )
@@ -249,5 +251,27 @@ func TestRunRefusesBadInterval(t *testing.T) {
 	e := newEnv(t)
 	if err := e.sweeper(t, e.app).Run(context.Background(), 0); err == nil {
 		t.Error("Run with interval 0 = nil, want an error")
+	}
+}
+
+// TestRoundOnMiniredis runs a round on the in-process Redis that `bot
+// serve` embeds without AGENTFIX_REDIS_URL: its Lua scripts must work there
+// too.
+func TestRoundOnMiniredis(t *testing.T) {
+	e := newEnv(t)
+	mr := miniredis.RunT(t)
+	e.rdb = redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { e.rdb.Close() })
+	id := e.add("g-1", 503, 10*time.Minute)
+	e.add("g-ok", 202, time.Minute)
+	res, err := e.sweeper(t, e.app).round(context.Background(), time.Minute)
+	if err != nil || res == nil || res.Count(Redelivered) != 1 {
+		t.Fatalf("round = %+v, %v; want one redelivery", res, err)
+	}
+	if diff := cmp.Diff([]int64{id}, e.f.Redeliveries()); diff != "" {
+		t.Errorf("redelivered ids (-want +got):\n%s", diff)
+	}
+	if mr.Exists("agentfix:redeliver:4242:leader") {
+		t.Errorf("the lock was not released")
 	}
 }
