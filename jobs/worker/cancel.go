@@ -70,7 +70,7 @@ func (w *Worker) handleCancel(ctx context.Context, t *asynq.Task) error {
 			stopped++
 		}
 	}
-	log.Info("cancel handled", "jobs_stopped", stopped)
+	log.Info(fmt.Sprintf("cancel handled: %d of %d jobs stopped", stopped, len(ids)))
 	w.metrics.job(jobs.TypeCancel, outcomeStopped)
 	return nil
 }

@@ -99,6 +99,9 @@ func (w *Worker) handleFix(ctx context.Context, t *asynq.Task) error {
 	}
 	defer unlock()
 	outcome, err := j.run(ctx)
+	if err != nil && !errors.Is(err, asynq.SkipRetry) && outcome != outcomeInterrupted && lastAttempt(ctx) {
+		outcome = j.giveUp(ctx, err)
+	}
 	w.metrics.job(jobs.TypeFix, outcome)
 	if err != nil && !errors.Is(err, asynq.SkipRetry) {
 		log.Warn("fix job failed; it will be retried", logattr.Outcome, outcome, logattr.Err, err)
@@ -106,6 +109,33 @@ func (w *Worker) handleFix(ctx context.Context, t *asynq.Task) error {
 		log.Info("fix job ended", logattr.Outcome, outcome, logattr.Err, err)
 	}
 	return err
+}
+
+// lastAttempt reports whether asynq will not retry the task after this
+// attempt fails.
+func lastAttempt(ctx context.Context) bool {
+	n, ok1 := asynq.GetRetryCount(ctx)
+	limit, ok2 := asynq.GetMaxRetry(ctx)
+	return ok1 && ok2 && n >= limit
+}
+
+// giveUp reports a job whose last attempt failed, so its status comment
+// does not stay in a phase forever. The error itself is in the logs, not
+// on GitHub.
+func (j *job) giveUp(ctx context.Context, cause error) string {
+	ctx, cancel := j.w.reportCtx(ctx)
+	defer cancel()
+	n, _ := asynq.GetRetryCount(ctx)
+	detail := fmt.Sprintf("an internal error stopped the job after %d attempts; the worker's logs have the details.", n+1)
+	j.log.Error("fix job failed for good", logattr.Err, cause)
+	if j.status == nil {
+		return outcomeFailed
+	}
+	_ = j.status.show(ctx, func(d *statusData) { d.Phase, d.Outcome, d.Detail = PhaseFailed, outcomeFailed, detail }, true)
+	if err := j.finalComment(ctx, finalData{Outcome: outcomeFailed, Detail: detail}, j.status.snapshot().RunID, agent.Result{}); err != nil {
+		j.log.Warn("post final comment", logattr.Err, err)
+	}
+	return outcomeFailed
 }
 
 // skip marks err as final: asynq archives the task instead of retrying it.

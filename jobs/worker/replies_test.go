@@ -140,6 +140,10 @@ func TestFinalGolden(t *testing.T) {
 			d.Patch = "diff --git a/.github/workflows/ci.yml b/.github/workflows/ci.yml\n-on: push\n+on: [push]\n+# ``` fence inside\n"
 		})},
 		{"cancelled", with(func(d *finalData) { d.Outcome, d.StoppedBy, d.Summary = outcomeCancelled, "bob", "" })},
+		{"gave up before a run", with(func(d *finalData) {
+			d.Outcome, d.Summary, d.RunID = outcomeFailed, "", ""
+			d.Detail = "an internal error stopped the job after 3 attempts; the worker's logs have the details."
+		})},
 		{"hostile summary", with(func(d *finalData) {
 			d.Outcome, d.PRNumber, d.Summary = outcomePROpened, 13, hostileSummary
 		})},

@@ -370,3 +370,30 @@ func TestNoPullRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestGivesUpAfterTheLastAttempt: GitHub fails the same call on every
+// attempt of the job; after the last one the status comment and a final
+// comment say so instead of showing a phase forever.
+func TestGivesUpAfterTheLastAttempt(t *testing.T) {
+	h := newHarness(t)
+	for range 9 { // 3 calls of 3 attempts each
+		h.f.FailNext(http.MethodGet, "/repos/*/*", http.StatusInternalServerError, nil)
+	}
+	h.startWorker()
+	h.label(hRequester)
+	h.waitFor("the task to be archived", func() bool { return h.taskState() == "archived" })
+	final := h.commentsWith(h.issue, "agentfix:final")
+	if len(final) != 1 || !strings.Contains(final[0].Body, "an internal error stopped the job after 3 attempts") {
+		t.Fatalf("final comments = %+v, want one giving up after 3 attempts", final)
+	}
+	status := h.commentsWith(h.issue, "agentfix:status")
+	if len(status) != 1 || !strings.Contains(status[0].Body, "❌ **Failed**") {
+		t.Errorf("status comments = %+v, want one saying it failed", status)
+	}
+	if h.model.calls() != 0 || len(h.prs()) != 0 {
+		t.Errorf("model calls %d, PRs %d; want none", h.model.calls(), len(h.prs()))
+	}
+	if strings.Contains(final[0].Body, "500") || strings.Contains(final[0].Body, "GET") {
+		t.Errorf("the final comment shows internal detail:\n%s", final[0].Body)
+	}
+}

@@ -201,8 +201,8 @@ func (w *Worker) Run(ctx context.Context) error {
 			return fmt.Errorf("worker: start: %w", err)
 		}
 	}
-	w.log.Info("worker started", "agent_concurrency", w.opts.Config.AgentConcurrency,
-		"interactive_concurrency", w.opts.Config.InteractiveConcurrency)
+	w.log.Info(fmt.Sprintf("worker started: %d agent and %d interactive slots",
+		w.opts.Config.AgentConcurrency, w.opts.Config.InteractiveConcurrency))
 	<-ctx.Done()
 	w.log.Info("worker shutting down")
 	var wg sync.WaitGroup
