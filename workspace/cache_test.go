@@ -445,3 +445,32 @@ func TestConcurrentFetchesAndCheckouts(t *testing.T) {
 		}
 	}
 }
+
+func TestCacheRepacksManyPacks(t *testing.T) {
+	g := newGitServer(t)
+	c, err := NewCache(CacheOptions{Dir: filepath.Join(t.TempDir(), "repos"), MaxPacks: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	r := g.remote(t)
+	var f Fetched
+	for i := range 5 {
+		g.f.Commit(cacheRepo, "main", map[string]string{"n.txt": strings.Repeat("x", i+1)}, "commit")
+		if f, err = c.Fetch(ctx, cacheRepo, r); err != nil {
+			t.Fatal(err)
+		}
+		packs, _ := filepath.Glob(filepath.Join(f.Dir, "objects", "pack", "*.pack"))
+		if len(packs) > 2 {
+			t.Errorf("after fetch %d the cache has %d packs, want at most MaxPacks = 2", i+1, len(packs))
+		}
+	}
+	want, _ := g.f.Branch(cacheRepo, "main")
+	w, err := c.Checkout(ctx, cacheRepo, f.Branches["main"], WorkTreeOptions{Dir: filepath.Join(t.TempDir(), "job")})
+	if err != nil || f.Branches["main"] != want {
+		t.Fatalf("checkout after repacks: %v (main %s, want %s)", err, f.Branches["main"], want)
+	}
+	if got, _ := os.ReadFile(filepath.Join(w.Dir(), "n.txt")); string(got) != "xxxxx" {
+		t.Errorf("n.txt = %q, want the last commit's", got)
+	}
+}
