@@ -181,6 +181,7 @@ func (j *job) run(ctx context.Context) (string, error) {
 		if err := j.replyClosed(ctx); err != nil {
 			return outcomeError, err
 		}
+		j.endWaitingStatus(ctx)
 		return outcomeClosed, skip(fmt.Errorf("issue is %s (locked %v)", j.issue.State, j.issue.Locked))
 	}
 	ref, err := w.ensureStatus(ctx, j.gh, j.repo, j.p.Number, j.key, j.p.Requester.Login)
@@ -404,6 +405,21 @@ func (j *job) record(ctx context.Context, run *runs.Run, res agent.Result, edit 
 	if err != nil {
 		j.log.Warn("write run record", logattr.Err, err)
 	}
+}
+
+// endWaitingStatus ends the status comment the notice posted ("queued")
+// for a job that stops before it starts working.
+func (j *job) endWaitingStatus(ctx context.Context) {
+	ref, ok, err := j.w.state.knownStatusComment(ctx, j.key)
+	if err != nil || !ok {
+		return
+	}
+	detail := "the issue is closed."
+	if j.issue.Locked {
+		detail = "the issue is locked."
+	}
+	s := j.w.newStatusComment(j.gh, j.repo, ref, j.key, j.p.Requester.Login, j.log)
+	_ = s.show(ctx, func(d *statusData) { d.Phase, d.Outcome, d.Detail = PhaseCancelled, outcomeClosed, detail }, true)
 }
 
 // replyClosed tells the requester the issue is closed or locked (a locked

@@ -367,6 +367,11 @@ func TestNoPullRequest(t *testing.T) {
 			if got := strings.Contains(body, "The agent's partial change"); got != tt.patch {
 				t.Errorf("final comment shows the partial change: %v, want %v:\n%s", got, tt.patch, body)
 			}
+			for _, c := range h.commentsWith(h.issue, "agentfix:status") {
+				if !strings.Contains(c.Body, "Stopped") && !strings.Contains(c.Body, "Failed") {
+					t.Errorf("the status comment is not in a final state:\n%s", c.Body)
+				}
+			}
 		})
 	}
 }
