@@ -34,7 +34,10 @@ func TestLabelToPullRequest(t *testing.T) {
 	h.model.add(script...)
 	reg, _ := h.startWorker()
 	h.label(hRequester)
-	h.waitFor("the job's final comment", func() bool { return len(h.commentsWith(h.issue, "agentfix:final")) == 1 })
+	h.waitFor("the job's final comment, the notice's 👀 and both tasks done", func() bool {
+		return len(h.commentsWith(h.issue, "agentfix:final")) == 1 && len(h.f.Reactions(hRepo)) == 1 &&
+			h.taskState() == "completed" && metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "notice"}) == 1
+	})
 
 	if scanned == 0 {
 		t.Errorf("no job file was scanned while the agent ran")

@@ -100,13 +100,13 @@ func (j *job) publish(ctx context.Context, wt *workspace.WorkTree, run *runs.Run
 	}
 	j.finishCheck(ctx, check, run.ID(), res)
 	detail := incompleteDetail(res)
+	_ = j.status.show(ctx, func(d *statusData) {
+		d.Phase, d.Outcome, d.PRNumber, d.PRURL, d.Draft, d.Detail = PhaseDone, outcome, pr.Number, pr.HTMLURL, incomplete, detail
+	}, true)
 	if err := j.finalComment(ctx, finalData{Outcome: outcome, PRNumber: pr.Number, PRURL: pr.HTMLURL, Draft: incomplete, Detail: detail},
 		run.ID(), res); err != nil {
 		return outcomeError, err
 	}
-	_ = j.status.show(ctx, func(d *statusData) {
-		d.Phase, d.Outcome, d.PRNumber, d.PRURL, d.Draft, d.Detail = PhaseDone, outcome, pr.Number, pr.HTMLURL, incomplete, detail
-	}, true)
 	j.record(ctx, run, res, func(m *runs.Meta) { m.Status, m.PR, m.PRURL = outcome, pr.Number, pr.HTMLURL })
 	j.done(ctx, saved, publishedResult{Outcome: outcome, PR: pr.Number, PRURL: pr.HTMLURL})
 	return outcome, nil
@@ -276,10 +276,10 @@ func (j *job) report(ctx context.Context, run *runs.Run, saved savedResult, outc
 	if outcome == outcomeNoChanges {
 		phase = PhaseDone
 	}
+	_ = j.status.show(ctx, func(d *statusData) { d.Phase, d.Outcome, d.Detail = phase, outcome, detail }, true)
 	if err := j.finalComment(ctx, finalData{Outcome: outcome, Detail: detail, Patch: patch}, run.ID(), res); err != nil {
 		return outcomeError, err
 	}
-	_ = j.status.show(ctx, func(d *statusData) { d.Phase, d.Outcome, d.Detail = phase, outcome, detail }, true)
 	j.record(ctx, run, res, func(m *runs.Meta) { m.Status = outcome })
 	j.done(ctx, saved, publishedResult{Outcome: outcome})
 	return outcome, nil

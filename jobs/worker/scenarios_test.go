@@ -167,7 +167,9 @@ func TestGitHubFailuresAfterTheAgent(t *testing.T) {
 	h.model.add(script...)
 	h.startWorker()
 	h.label(hRequester)
-	h.waitFor("the final comment after the retry", func() bool { return len(h.commentsWith(h.issue, "agentfix:final")) == 1 })
+	h.waitFor("the final comment after the retry", func() bool {
+		return len(h.commentsWith(h.issue, "agentfix:final")) == 1 && h.taskState() == "completed"
+	})
 	if h.f.PendingFaults() != 0 {
 		t.Errorf("%d faults did not fire", h.f.PendingFaults())
 	}
