@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -56,6 +55,7 @@ type job struct {
 
 	issue  ghapp.Issue
 	status *statusComment
+	rec    *runs.Run // the run record, once the job has one
 }
 
 // handleFix runs a fix task (DESIGN.md §4, §5): check the requester and the
@@ -119,25 +119,6 @@ func lastAttempt(ctx context.Context) bool {
 	return ok1 && ok2 && n >= limit
 }
 
-// giveUp reports a job whose last attempt failed, so its status comment
-// does not stay in a phase forever. The error itself is in the logs, not
-// on GitHub.
-func (j *job) giveUp(ctx context.Context, cause error) string {
-	ctx, cancel := j.w.reportCtx(ctx)
-	defer cancel()
-	n, _ := asynq.GetRetryCount(ctx)
-	detail := fmt.Sprintf("an internal error stopped the job after %d attempts; the worker's logs have the details.", n+1)
-	j.log.Error("fix job failed for good", logattr.Err, cause)
-	if j.status == nil {
-		return outcomeFailed
-	}
-	_ = j.status.show(ctx, func(d *statusData) { d.Phase, d.Outcome, d.Detail = PhaseFailed, outcomeFailed, detail }, true)
-	if err := j.finalComment(ctx, finalData{Outcome: outcomeFailed, Detail: detail}, j.status.snapshot().RunID, agent.Result{}); err != nil {
-		j.log.Warn("post final comment", logattr.Err, err)
-	}
-	return outcomeFailed
-}
-
 // skip marks err as final: asynq archives the task instead of retrying it.
 func skip(err error) error { return fmt.Errorf("%w: %w", err, asynq.SkipRetry) }
 
@@ -193,55 +174,37 @@ func (j *job) run(ctx context.Context) (string, error) {
 	return j.work(ctx, saved, haveSaved)
 }
 
+// target is where a job starts: the open bot PR it continues (if any),
+// the repository, and the base commit in the cache.
+type target struct {
+	pr    ghapp.PullRequest
+	hasPR bool
+	info  ghapp.Repository
+	base  string
+}
+
 // work fetches, makes the working copy, runs the agent (unless an earlier
-// attempt saved its result) and publishes.
+// attempt saved its result) and publishes. A cancellation before the agent
+// ran (a stop while cloning, a shutdown) is reported like one during it.
 func (j *job) work(ctx context.Context, saved savedResult, haveSaved bool) (string, error) {
-	w := j.w
-	var pr ghapp.PullRequest
-	var hasPR bool
-	var err error
-	if haveSaved && saved.PR != 0 {
-		if pr, err = j.gh.PR(ctx, j.repo, saved.PR); err != nil {
-			return outcomeError, err
-		}
-		hasPR = pr.State == "open"
-	} else if !haveSaved {
-		if pr, hasPR, err = j.gh.FindPR(ctx, j.repo, j.branch); err != nil {
-			return outcomeError, err
-		}
+	outcome, err := j.workOn(ctx, saved, haveSaved)
+	if err != nil && outcome == outcomeError && ctx.Err() != nil {
+		return j.stopped(ctx, agent.Result{Status: agent.Cancelled, Reason: context.Cause(ctx).Error()})
 	}
-	info, err := j.gh.GetRepository(ctx, j.repo)
+	return outcome, err
+}
+
+func (j *job) workOn(ctx context.Context, saved savedResult, haveSaved bool) (string, error) {
+	t, err := j.target(ctx, saved, haveSaved)
 	if err != nil {
 		return outcomeError, err
 	}
-	if info.CloneURL == "" {
-		info.CloneURL = j.p.Repo.CloneURL
-	}
-	tok, err := w.opts.GitHub.Token(ctx, j.p.Installation, j.repo)
-	if err != nil {
+	if j.rec, err = j.openRun(ctx, saved, haveSaved); err != nil {
 		return outcomeError, err
 	}
-	fetched, err := w.opts.Cache.Fetch(ctx, j.repo.String(), workspace.Remote{URL: info.CloneURL, Token: tok.Value})
-	if err != nil {
-		return outcomeError, err
-	}
-	base := saved.Base
-	if !haveSaved {
-		from := info.DefaultBranch
-		if hasPR {
-			from = j.branch
-		}
-		if base = fetched.Branches[from]; base == "" {
-			return outcomeError, fmt.Errorf("branch %s of %s is not on the git server", from, j.repo)
-		}
-	}
-	run, err := j.openRun(ctx, saved, haveSaved)
-	if err != nil {
-		return outcomeError, err
-	}
-	defer run.Close()
-	_ = j.status.show(ctx, func(d *statusData) { d.RunID = run.ID() }, true)
-	wt, err := j.checkout(ctx, base, run.ID())
+	defer j.rec.Close()
+	_ = j.status.show(ctx, func(d *statusData) { d.RunID = j.rec.ID() }, true)
+	wt, err := j.checkout(ctx, t.base, j.rec.ID())
 	if err != nil {
 		return outcomeError, err
 	}
@@ -254,29 +217,74 @@ func (j *job) work(ctx context.Context, saved savedResult, haveSaved bool) (stri
 		if err := workspace.ApplyPatch(ctx, wt, saved.Result.Patch); err != nil {
 			return outcomeError, err
 		}
-	} else {
-		if hasPR {
-			saved.PR = pr.Number
-		}
-		ar := &agentRun{j: j, wt: wt, run: run}
-		res, err := ar.execute(ctx, j.task())
+		return j.publish(ctx, wt, saved, t)
+	}
+	ar := &agentRun{j: j, wt: wt, run: j.rec}
+	res, err := ar.execute(ctx, j.task())
+	if ctx.Err() != nil || (err == nil && res.Status == agent.Cancelled) {
 		if err != nil {
-			if ctx.Err() != nil {
-				return j.stopped(ctx, run, agent.Result{RunID: run.ID(), Status: agent.Cancelled})
-			}
-			return j.report(ctx, run, savedResult{RunID: run.ID(), Result: agent.Result{RunID: run.ID(), Status: agent.Error, Reason: err.Error()}},
-				outcomeFailed, "the agent could not start.", "")
+			res = agent.Result{RunID: j.rec.ID(), Status: agent.Cancelled, Reason: err.Error()}
 		}
-		if ctx.Err() != nil || res.Status == agent.Cancelled {
-			return j.stopped(ctx, run, res)
+		return j.stopped(ctx, res)
+	}
+	if err != nil {
+		j.log.Error("the agent could not start", logattr.Err, err)
+		failed := savedResult{RunID: j.rec.ID(), Result: agent.Result{RunID: j.rec.ID(), Status: agent.Error, Reason: err.Error()}}
+		return j.report(ctx, failed, outcomeFailed, "the agent could not start.", "")
+	}
+	saved = savedResult{RunID: j.rec.ID(), Base: wt.Base(), Result: res, Model: j.w.opts.Config.Model, Review: ar.reviewRounds()}
+	if t.hasPR {
+		saved.PR = t.pr.Number
+	}
+	if err := j.w.state.saveResult(context.WithoutCancel(ctx), j.key, saved); err != nil {
+		j.log.Error("save the agent's result; a retry would run the agent again", logattr.Err, err)
+	}
+	return j.publish(ctx, wt, saved, t)
+}
+
+// target finds the open bot PR of the issue (or the one the saved result
+// continued), the repository, and fetches it into the cache with a token
+// scoped to it.
+func (j *job) target(ctx context.Context, saved savedResult, haveSaved bool) (target, error) {
+	var t target
+	var err error
+	switch {
+	case haveSaved && saved.PR != 0:
+		if t.pr, err = j.gh.PR(ctx, j.repo, saved.PR); err != nil {
+			return t, err
 		}
-		saved = savedResult{RunID: run.ID(), Base: wt.Base(), Result: res, Model: w.opts.Config.Model,
-			Review: ar.reviewRounds(), PR: saved.PR}
-		if err := w.state.saveResult(context.WithoutCancel(ctx), j.key, saved); err != nil {
-			j.log.Error("save the agent's result; a retry would run the agent again", logattr.Err, err)
+		t.hasPR = t.pr.State == "open"
+	case !haveSaved:
+		if t.pr, t.hasPR, err = j.gh.FindPR(ctx, j.repo, j.branch); err != nil {
+			return t, err
 		}
 	}
-	return j.publish(ctx, wt, run, saved, pr, hasPR, info)
+	if t.info, err = j.gh.GetRepository(ctx, j.repo); err != nil {
+		return t, err
+	}
+	if t.info.CloneURL == "" {
+		t.info.CloneURL = j.p.Repo.CloneURL
+	}
+	tok, err := j.w.opts.GitHub.Token(ctx, j.p.Installation, j.repo)
+	if err != nil {
+		return t, err
+	}
+	fetched, err := j.w.opts.Cache.Fetch(ctx, j.repo.String(), workspace.Remote{URL: t.info.CloneURL, Token: tok.Value})
+	if err != nil {
+		return t, err
+	}
+	if haveSaved {
+		t.base = saved.Base
+		return t, nil
+	}
+	from := t.info.DefaultBranch
+	if t.hasPR {
+		from = j.branch
+	}
+	if t.base = fetched.Branches[from]; t.base == "" {
+		return t, fmt.Errorf("branch %s of %s is not on the git server", from, j.repo)
+	}
+	return t, nil
 }
 
 // task is what the agent works on.
@@ -328,132 +336,4 @@ func removeTree(dir string) error {
 		return nil
 	})
 	return os.RemoveAll(dir)
-}
-
-// stopped ends a job whose agent run was cancelled: with its cancel marker
-// (stop, closed issue, removed installation) it reports and ends for good;
-// without one the worker is shutting down, so it says so and returns an
-// error for asynq to retry the task.
-func (j *job) stopped(ctx context.Context, run *runs.Run, res agent.Result) (string, error) {
-	rctx, cancel := j.w.reportCtx(ctx)
-	defer cancel()
-	m, marked, err := j.w.state.cancelFor(rctx, j.taskID, j.p.DeliveryID)
-	if err != nil {
-		j.log.Warn("read cancel marker", logattr.Err, err)
-	}
-	if !marked {
-		j.record(rctx, run, res, func(mt *runs.Meta) { mt.Status = outcomeInterrupted })
-		_ = j.status.show(rctx, func(d *statusData) { d.Phase = PhaseInterrupted }, true)
-		cause := context.Cause(ctx)
-		if cause == nil {
-			cause = errors.New(res.Reason)
-		}
-		return outcomeInterrupted, fmt.Errorf("job interrupted: %w", cause)
-	}
-	return j.cancelled(rctx, run, m, res)
-}
-
-// cancelled reports a job its marker stopped.
-func (j *job) cancelled(ctx context.Context, run *runs.Run, m cancelMarker, res agent.Result) (string, error) {
-	detail := cancelDetail(m)
-	_ = j.status.show(ctx, func(d *statusData) {
-		d.Phase, d.StoppedBy, d.Detail, d.Outcome = PhaseCancelled, m.By, detail, outcomeCancelled
-	}, true)
-	if m.Reason == reasonStop {
-		if err := j.finalComment(ctx, finalData{Outcome: outcomeCancelled, StoppedBy: m.By}, run.ID(), res); err != nil {
-			j.log.Warn("post final comment", logattr.Err, err)
-		}
-	}
-	j.record(ctx, run, res, func(mt *runs.Meta) { mt.Status = outcomeCancelled })
-	_ = j.w.state.saveResult(ctx, j.key, savedResult{RunID: run.ID(), Result: res, Done: &publishedResult{Outcome: outcomeCancelled}})
-	return outcomeCancelled, skip(fmt.Errorf("job stopped: %s", detail))
-}
-
-// cancelDetail says in words why a job was stopped.
-func cancelDetail(m cancelMarker) string {
-	switch m.Reason {
-	case string(jobs.CancelIssueClosed):
-		return "the issue was closed."
-	case string(jobs.CancelInstallationDeleted), string(jobs.CancelInstallationSuspended), string(jobs.CancelRepositoriesRemoved):
-		return "the App was removed from this repository."
-	}
-	return ""
-}
-
-// reportCtx is the context of reports to GitHub after the agent ran: they
-// go on when the job's context is cancelled, for at most GitHubTimeout.
-func (w *Worker) reportCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), w.opts.GitHubTimeout)
-}
-
-// record writes the agent's result into the run record and mirrors it.
-func (j *job) record(ctx context.Context, run *runs.Run, res agent.Result, edit func(*runs.Meta)) {
-	err := run.Update(func(m *runs.Meta) {
-		m.ExitStatus, m.ExitReason, m.Steps, m.CostUSD = string(res.Status), res.Reason, res.Steps, res.CostUSD
-		m.Tokens = runs.Tokens{Input: res.Usage.InputTokens, Output: res.Usage.OutputTokens,
-			CacheRead: res.Usage.CacheReadTokens, CacheWrite: res.Usage.CacheWriteTokens}
-		m.Ended = j.w.now()
-		m.Duration = m.Ended.Sub(m.Started)
-		edit(m)
-	})
-	if err == nil && res.Patch != "" {
-		err = run.SetPatch(res.Patch)
-	}
-	if err == nil {
-		err = run.Save(ctx)
-	}
-	if err != nil {
-		j.log.Warn("write run record", logattr.Err, err)
-	}
-}
-
-// endWaitingStatus ends the status comment the notice posted ("queued")
-// for a job that stops before it starts working.
-func (j *job) endWaitingStatus(ctx context.Context) {
-	ref, ok, err := j.w.state.knownStatusComment(ctx, j.key)
-	if err != nil || !ok {
-		return
-	}
-	detail := "the issue is closed."
-	if j.issue.Locked {
-		detail = "the issue is locked."
-	}
-	s := j.w.newStatusComment(j.gh, j.repo, ref, j.key, j.p.Requester.Login, j.log)
-	_ = s.show(ctx, func(d *statusData) { d.Phase, d.Outcome, d.Detail = PhaseCancelled, outcomeClosed, detail }, true)
-}
-
-// replyClosed tells the requester the issue is closed or locked (a locked
-// issue may refuse the comment; that is logged, not retried).
-func (j *job) replyClosed(ctx context.Context) error {
-	d := j.w.replyData(j.p.Requester.Login, j.p.DeliveryID)
-	d.Locked = j.issue.Locked
-	err := j.w.reply(ctx, j.gh, j.repo, j.p.Number, tmplClosed, d)
-	if err != nil && j.issue.Locked && ghapp.HTTPStatus(err) == 403 {
-		j.log.Info("the issue is locked; no reply", logattr.Err, err)
-		return nil
-	}
-	return err
-}
-
-// requesterIdentity is the requester as a commit co-author, with GitHub's
-// noreply address so the commit is linked to their account.
-func (j *job) requesterIdentity() workspace.Identity {
-	login := j.p.Requester.Login
-	email := login + "@users.noreply.github.com"
-	if j.p.Requester.ID > 0 {
-		email = fmt.Sprintf("%d+%s@users.noreply.github.com", j.p.Requester.ID, login)
-	}
-	return workspace.Identity{Name: login, Email: email}
-}
-
-// commitAuthor is the bot's commit identity.
-func (w *Worker) commitAuthor(ctx context.Context) (workspace.Identity, error) {
-	if w.opts.CommitAuthor != (workspace.Identity{}) {
-		return w.opts.CommitAuthor, nil
-	}
-	id, err := w.opts.GitHub.Identity(ctx)
-	if err != nil {
-		return workspace.Identity{}, fmt.Errorf("commit author: %w", err)
-	}
-	return workspace.Identity{Name: id.BotLogin, Email: strings.ToLower(id.BotLogin) + "@users.noreply.github.com"}, nil
 }

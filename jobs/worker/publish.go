@@ -19,30 +19,26 @@ import (
 // pull request, reports); it goes on when the job's context is cancelled.
 const publishTimeout = 15 * time.Minute
 
-// CheckRunName is the name of the bot's check run.
-const CheckRunName = "agentfix"
-
 // publish reports the agent's result by its exit status: a change is
 // committed, pushed and offered as a pull request (ready when submitted, a
 // draft marked incomplete when autosubmitted), continuing the open bot PR
 // when there is one; anything else ends with a final comment saying why
 // there is no pull request.
-func (j *job) publish(ctx context.Context, wt *workspace.WorkTree, run *runs.Run, saved savedResult,
-	pr ghapp.PullRequest, hasPR bool, info ghapp.Repository) (string, error) {
+func (j *job) publish(ctx context.Context, wt *workspace.WorkTree, saved savedResult, t target) (string, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
 	defer cancel()
-	res := saved.Result
+	res, pr, runID := saved.Result, t.pr, j.rec.ID()
 	// A stop or a closed issue that came while the agent finished wins.
 	if m, ok, err := j.w.state.cancelFor(ctx, j.taskID, j.p.DeliveryID); err != nil {
 		return outcomeError, err
 	} else if ok {
-		return j.cancelled(ctx, run, m, res)
+		return j.cancelled(ctx, m, res)
 	}
 	if (res.Status != agent.Submitted && res.Status != agent.Autosubmitted) || res.Patch == "" {
 		if res.Status == agent.Submitted || res.Status == agent.Autosubmitted {
-			return j.report(ctx, run, saved, outcomeNoChanges, "the agent finished without changing any file.", "")
+			return j.report(ctx, saved, outcomeNoChanges, "the agent finished without changing any file.", "")
 		}
-		return j.report(ctx, run, saved, outcomeFailed, noPRDetail(res), "")
+		return j.report(ctx, saved, outcomeFailed, noPRDetail(res), "")
 	}
 	changes, err := wt.Changes(ctx)
 	if err != nil {
@@ -51,45 +47,45 @@ func (j *job) publish(ctx context.Context, wt *workspace.WorkTree, run *runs.Run
 	if len(changes.Workflows) > 0 && !j.w.opts.AllowWorkflowChanges {
 		detail := fmt.Sprintf("the change touches %s, and the bot may not change workflows in this repository.",
 			strings.Join(changes.Workflows, ", "))
-		return j.report(ctx, run, saved, outcomeRefused, detail, res.Patch)
+		return j.report(ctx, saved, outcomeRefused, detail, res.Patch)
 	}
 	author, err := j.w.commitAuthor(ctx)
 	if err != nil {
 		return outcomeError, err
 	}
 	commit, err := wt.Commit(ctx, workspace.CommitOptions{
-		Message:   j.commitMessage(run.ID()),
+		Message:   j.commitMessage(runID),
 		Author:    author,
 		CoAuthors: []workspace.Identity{j.requesterIdentity()},
 		Time:      res.Ended, // the same commit id on every attempt
 	})
 	if errors.Is(err, workspace.ErrNoChanges) {
-		return j.report(ctx, run, saved, outcomeNoChanges, "the agent's change is empty.", "")
+		return j.report(ctx, saved, outcomeNoChanges, "the agent's change is empty.", "")
 	}
 	if err != nil {
 		return outcomeError, err
 	}
 	_ = j.status.show(ctx, func(d *statusData) { d.Phase = PhasePushing }, true)
-	if err := j.push(ctx, wt, info, commit, !hasPR); errors.Is(err, workspace.ErrNonFastForward) {
+	if err := j.push(ctx, wt, t.info, commit, !t.hasPR); errors.Is(err, workspace.ErrNonFastForward) {
 		detail := fmt.Sprintf("someone else pushed to `%s` while the agent worked; ask again to start from the new state.", j.branch)
-		return j.report(ctx, run, saved, outcomeFailed, detail, res.Patch)
+		return j.report(ctx, saved, outcomeFailed, detail, res.Patch)
 	} else if err != nil {
 		return outcomeError, err
 	}
-	check := j.startCheck(ctx, commit, run.ID(), res)
+	check := j.startCheck(ctx, commit, runID, res)
 	incomplete := res.Status == agent.Autosubmitted
 	outcome := outcomePROpened
 	switch {
-	case hasPR:
+	case t.hasPR:
 		outcome = outcomePRUpdated
-		if err := j.roundComment(ctx, pr, commit, run.ID(), saved); err != nil {
+		if err := j.roundComment(ctx, pr, commit, runID, saved); err != nil {
 			return outcomeError, err
 		}
 	default:
 		if incomplete {
 			outcome = outcomeDraftOpened
 		}
-		if pr, err = j.openPR(ctx, saved, run.ID(), info, incomplete); err != nil {
+		if pr, err = j.openPR(ctx, saved, runID, t.info, incomplete); err != nil {
 			return outcomeError, err
 		}
 	}
@@ -98,16 +94,15 @@ func (j *job) publish(ctx context.Context, wt *workspace.WorkTree, run *runs.Run
 			j.log.Warn("request review", logattr.PR, pr.Number, logattr.Err, err)
 		}
 	}
-	j.finishCheck(ctx, check, run.ID(), res)
+	j.finishCheck(ctx, check, runID, res)
 	detail := incompleteDetail(res)
 	_ = j.status.show(ctx, func(d *statusData) {
 		d.Phase, d.Outcome, d.PRNumber, d.PRURL, d.Draft, d.Detail = PhaseDone, outcome, pr.Number, pr.HTMLURL, incomplete, detail
 	}, true)
-	if err := j.finalComment(ctx, finalData{Outcome: outcome, PRNumber: pr.Number, PRURL: pr.HTMLURL, Draft: incomplete, Detail: detail},
-		run.ID(), res); err != nil {
+	if err := j.finalComment(ctx, finalData{Outcome: outcome, PRNumber: pr.Number, PRURL: pr.HTMLURL, Draft: incomplete, Detail: detail}, res); err != nil {
 		return outcomeError, err
 	}
-	j.record(ctx, run, res, func(m *runs.Meta) { m.Status, m.PR, m.PRURL = outcome, pr.Number, pr.HTMLURL })
+	j.record(ctx, res, func(m *runs.Meta) { m.Status, m.PR, m.PRURL = outcome, pr.Number, pr.HTMLURL })
 	j.done(ctx, saved, publishedResult{Outcome: outcome, PR: pr.Number, PRURL: pr.HTMLURL})
 	return outcome, nil
 }
@@ -215,72 +210,19 @@ func (j *job) roundComment(ctx context.Context, pr ghapp.PullRequest, commit, ru
 	return j.w.postOnce(ctx, j.gh, j.repo, pr.Number, ghapp.Marker("round "+j.key), body)
 }
 
-// checkData is the data of the check run summary.
-type checkData struct {
-	Outcome    string
-	Issue      int
-	Requester  string
-	ExitStatus agent.ExitStatus
-	Detail     string
-	Model      string
-	Steps      int
-	CostUSD    float64
-	Duration   time.Duration
-	RunID      string
-}
-
-// startCheck creates the agentfix check run on the pushed commit, in
-// progress; failures are logged (the App may lack the checks permission).
-func (j *job) startCheck(ctx context.Context, commit, runID string, res agent.Result) int64 {
-	summary, err := j.w.texts.render(tmplCheckRun, checkData{Outcome: "running", Issue: j.p.Number, Requester: j.p.Requester.Login,
-		Model: j.w.opts.Config.Model, Steps: res.Steps, CostUSD: res.CostUSD, Duration: res.Duration, RunID: runID})
-	if err == nil {
-		var cr ghapp.CheckRun
-		cr, err = j.gh.CreateCheckRun(ctx, j.repo, ghapp.NewCheckRun{Name: CheckRunName, HeadSHA: commit, ExternalID: runID,
-			Status: "in_progress", Title: "Publishing the agent's change", Summary: summary})
-		if err == nil {
-			return cr.ID
-		}
-	}
-	j.log.Warn("create check run", logattr.Err, err)
-	return 0
-}
-
-// finishCheck completes the check run: success for a submitted change,
-// neutral for an incomplete one.
-func (j *job) finishCheck(ctx context.Context, id int64, runID string, res agent.Result) {
-	if id == 0 {
-		return
-	}
-	conclusion, title := "success", "The agent submitted this change"
-	if res.Status == agent.Autosubmitted {
-		conclusion, title = "neutral", "Incomplete: the run ended before the agent submitted"
-	}
-	summary, err := j.w.texts.render(tmplCheckRun, checkData{Outcome: conclusion, Issue: j.p.Number, Requester: j.p.Requester.Login,
-		ExitStatus: res.Status, Detail: incompleteDetail(res), Model: j.w.opts.Config.Model, Steps: res.Steps,
-		CostUSD: res.CostUSD, Duration: res.Duration, RunID: runID})
-	if err == nil {
-		_, err = j.gh.UpdateCheckRun(ctx, j.repo, id, ghapp.CheckRunUpdate{Name: CheckRunName, Status: "completed",
-			Conclusion: conclusion, Title: title, Summary: summary})
-	}
-	if err != nil {
-		j.log.Warn("complete check run", logattr.Err, err)
-	}
-}
-
 // report ends a job without a pull request: the status comment and a final
 // comment say why (with the partial change, if there is one).
-func (j *job) report(ctx context.Context, run *runs.Run, saved savedResult, outcome, detail, patch string) (string, error) {
+func (j *job) report(ctx context.Context, saved savedResult, outcome, detail, patch string) (string, error) {
 	res := saved.Result
 	phase := PhaseFailed
 	if outcome == outcomeNoChanges {
 		phase = PhaseDone
 	}
 	_ = j.status.show(ctx, func(d *statusData) { d.Phase, d.Outcome, d.Detail = phase, outcome, detail }, true)
-	if err := j.finalComment(ctx, finalData{Outcome: outcome, Detail: detail, Patch: patch}, run.ID(), res); err != nil {
+	if err := j.finalComment(ctx, finalData{Outcome: outcome, Detail: detail, Patch: patch}, res); err != nil {
 		return outcomeError, err
 	}
-	j.record(ctx, run, res, func(m *runs.Meta) { m.Status = outcome })
+	j.record(ctx, res, func(m *runs.Meta) { m.Status = outcome })
 	j.done(ctx, saved, publishedResult{Outcome: outcome})
 	return outcome, nil
 }
@@ -315,9 +257,9 @@ type finalData struct {
 
 // finalComment posts the job's final comment once, mentioning the
 // requester so they are notified.
-func (j *job) finalComment(ctx context.Context, d finalData, runID string, res agent.Result) error {
+func (j *job) finalComment(ctx context.Context, d finalData, res agent.Result) error {
 	marker := ghapp.Marker("final " + j.key)
-	d.Marker, d.Requester, d.Command, d.RunID = marker, j.p.Requester.Login, j.w.opts.Config.Command, runID
+	d.Marker, d.Requester, d.Command, d.RunID = marker, j.p.Requester.Login, j.w.opts.Config.Command, j.runID()
 	d.Summary, d.Steps, d.CostUSD, d.Duration, d.Model = res.Summary, res.Steps, res.CostUSD, res.Duration, j.w.opts.Config.Model
 	if len(d.Patch) > maxPatchShown {
 		d.Patch = d.Patch[:maxPatchShown] + "\n… (truncated)"
@@ -373,4 +315,27 @@ func incompleteDetail(res agent.Result) string {
 		return "the model provider kept failing"
 	}
 	return "an internal error ended the run"
+}
+
+// requesterIdentity is the requester as a commit co-author, with GitHub's
+// noreply address so the commit is linked to their account.
+func (j *job) requesterIdentity() workspace.Identity {
+	login := j.p.Requester.Login
+	email := login + "@users.noreply.github.com"
+	if j.p.Requester.ID > 0 {
+		email = fmt.Sprintf("%d+%s@users.noreply.github.com", j.p.Requester.ID, login)
+	}
+	return workspace.Identity{Name: login, Email: email}
+}
+
+// commitAuthor is the bot's commit identity.
+func (w *Worker) commitAuthor(ctx context.Context) (workspace.Identity, error) {
+	if w.opts.CommitAuthor != (workspace.Identity{}) {
+		return w.opts.CommitAuthor, nil
+	}
+	id, err := w.opts.GitHub.Identity(ctx)
+	if err != nil {
+		return workspace.Identity{}, fmt.Errorf("commit author: %w", err)
+	}
+	return workspace.Identity{Name: id.BotLogin, Email: strings.ToLower(id.BotLogin) + "@users.noreply.github.com"}, nil
 }
