@@ -284,11 +284,24 @@ func (h *harness) closeIssue() {
 	h.deliver("issues", p)
 }
 
-// comment adds a comment by sender on the fake and delivers its
+// comment adds a comment by sender on the issue and delivers its
 // issue_comment.created.
 func (h *harness) comment(sender, body string) string {
-	id := h.f.AddComment(hRepo, h.issue, sender, body)
+	return h.commentOn(h.issue, "", sender, body)
+}
+
+// commentOn adds a comment by sender on issue or pull request number
+// (prAuthor is set for a pull request) and delivers it.
+func (h *harness) commentOn(number int, prAuthor, sender, body string) string {
+	id := h.f.AddComment(hRepo, number, sender, body)
 	p := h.payload("issue_comment.created.json", sender)
+	issue := p["issue"].(map[string]any)
+	issue["number"] = number
+	if prAuthor != "" {
+		issue["pull_request"] = map[string]any{"url": fmt.Sprintf("%s/repos/%s/pulls/%d", h.f.APIURL(), hRepo, number)}
+		issue["user"].(map[string]any)["login"] = prAuthor
+		issue["user"].(map[string]any)["type"] = "User"
+	}
 	c := p["comment"].(map[string]any)
 	c["id"], c["body"] = id, body
 	c["user"].(map[string]any)["login"] = sender

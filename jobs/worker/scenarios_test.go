@@ -152,9 +152,9 @@ func TestShutdownMidJobThenRetry(t *testing.T) {
 }
 
 // TestGitHubFailuresAfterTheAgent: the pull request creation answers 502
-// after creating it, then the final comment fails until the job gives up;
-// the retry publishes the saved result without running the agent again,
-// and finds its branch, comment and pull request.
+// after creating it, then the final comment fails until the attempt gives
+// up; a new worker's retry publishes the saved result without running the
+// agent again, and finds its branch, status comment and pull request.
 func TestGitHubFailuresAfterTheAgent(t *testing.T) {
 	h := newHarness(t)
 	script := fixScript(h.markers)
@@ -165,8 +165,16 @@ func TestGitHubFailuresAfterTheAgent(t *testing.T) {
 		}
 	}
 	h.model.add(script...)
-	h.startWorker()
+	_, stop := h.startWorker()
 	h.label(hRequester)
+	// The first attempt fails after opening the pull request; its worker
+	// goes away and a new one takes the retry.
+	h.waitFor("the first attempt to fail", func() bool { return h.taskState() == "retry" })
+	if len(h.prs()) != 1 {
+		t.Fatalf("pull requests after the first attempt = %d, want 1", len(h.prs()))
+	}
+	stop()
+	h.startWorker()
 	h.waitFor("the final comment after the retry", func() bool {
 		return len(h.commentsWith(h.issue, "agentfix:final")) == 1 && h.taskState() == "completed"
 	})
@@ -402,5 +410,67 @@ func TestGivesUpAfterTheLastAttempt(t *testing.T) {
 	}
 	if strings.Contains(final[0].Body, "500") || strings.Contains(final[0].Body, "GET") {
 		t.Errorf("the final comment shows internal detail:\n%s", final[0].Body)
+	}
+}
+
+func TestInteractiveReplies(t *testing.T) {
+	h := newHarness(t)
+	h.f.SetPermission(hRepo, "dave", "read")
+	h.f.Commit(hRepo, "feature", map[string]string{"x.txt": "x\n"}, "a person's change")
+	pr := h.f.AddPR(hRepo, ghfake.PR{Title: "A person's PR", Head: "feature", Author: "erin"})
+	h.startWorker()
+	h.comment("dave", "/agent-fix help")
+	h.comment("dave", "/agent-fix help")
+	h.comment(hRequester, "/agent-fix stop")
+	h.commentOn(pr, "erin", hRequester, "/agent-fix please rename x")
+	h.waitFor("👀 on the four comments and the three replies", func() bool {
+		return len(h.f.Reactions(hRepo)) == 4 && len(h.botComments(h.issue)) == 2 && len(h.botComments(pr)) == 1
+	})
+	for _, c := range []struct {
+		number int
+		want   string
+		count  int
+	}{
+		{h.issue, "@dave, I am **agentfix**", 1}, // the second help within 10 minutes is not answered
+		{h.issue, "@alice, nothing is running for this issue, so there is nothing to stop.", 1},
+		{pr, "@alice, I only revise pull requests I opened myself.", 1},
+	} {
+		if got := len(h.commentsWith(c.number, c.want)); got != c.count {
+			t.Errorf("comments on #%d with %q = %d, want %d", c.number, c.want, got, c.count)
+		}
+	}
+	if h.taskState() != "" || h.model.calls() != 0 {
+		t.Errorf("a job was queued (%q) or the model called (%d)", h.taskState(), h.model.calls())
+	}
+}
+
+// TestStopWhileWaiting stops a job that waits for an agent slot: it is
+// removed before it starts, and its status comment says who stopped it.
+func TestStopWhileWaiting(t *testing.T) {
+	h := newHarness(t)
+	h.cfg.AgentConcurrency = 1
+	first := h.issue
+	reached := make(chan struct{})
+	h.model.add(turn{before: func() { close(reached) }, block: make(chan struct{})})
+	h.startWorker()
+	h.label(hRequester)
+	await(t, reached, "the first job's agent")
+
+	h.issue = h.f.AddIssue(hRepo, ghfake.Issue{Title: "Second", Body: "another bug"})
+	h.label(hRequester)
+	h.waitFor("the second job's status comment", func() bool { return len(h.commentsWith(h.issue, "⏳ **Queued**")) == 1 })
+	if st := h.taskState(); st != "pending" {
+		t.Fatalf("second task state = %q, want pending behind the first", st)
+	}
+	h.f.SetPermission(hRepo, "bob", "write")
+	h.comment("bob", "/agent-fix stop")
+	h.waitFor("the second job's status comment to say it was stopped", func() bool {
+		return len(h.commentsWith(h.issue, "🛑 **Stopped** by @bob: before it started.")) == 1
+	})
+	if st := h.taskState(); st != "" {
+		t.Errorf("second task state = %q, want it deleted", st)
+	}
+	if n := len(h.commentsWith(first, "Stopped")); n != 0 {
+		t.Errorf("the first job was stopped too")
 	}
 }
