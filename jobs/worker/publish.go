@@ -262,7 +262,7 @@ func (j *job) finalComment(ctx context.Context, d finalData, res agent.Result) e
 	d.Marker, d.Requester, d.Command, d.RunID = marker, j.p.Requester.Login, j.w.opts.Config.Command, j.runID()
 	d.Summary, d.Steps, d.CostUSD, d.Duration, d.Model = res.Summary, res.Steps, res.CostUSD, res.Duration, j.w.opts.Config.Model
 	if len(d.Patch) > maxPatchShown {
-		d.Patch = d.Patch[:maxPatchShown] + "\n… (truncated)"
+		d.Patch = strings.ToValidUTF8(d.Patch[:maxPatchShown], "") + "\n… (truncated)"
 	}
 	body, err := j.w.texts.render(tmplFinal, d)
 	if err != nil {

@@ -36,12 +36,10 @@ const (
 // MaxPRBody is GitHub's limit on a pull request body, in characters.
 const MaxPRBody = 65536
 
-// maxSummary bounds the agent's summary in comments other than the PR body,
-// and maxPatchShown the partial diff shown in a final comment.
-const (
-	maxSummary    = 8000
-	maxPatchShown = 20000
-)
+// maxPatchShown bounds, in bytes, the partial diff shown in a final
+// comment. (The templates cut the agent's summary to 8,000 characters in
+// comments other than the PR body.)
+const maxPatchShown = 20000
 
 // texts holds the parsed templates.
 type texts struct{ t *template.Template }
