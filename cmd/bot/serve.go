@@ -45,8 +45,13 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	sweep, err := newSweeperLoop(cfg, rdb, log)
+	if err != nil {
+		return err
+	}
 	return runAll(ctx,
 		func(ctx context.Context) error { return m.serveHTTP(ctx, cfg.ListenAddr, r, log) },
 		w.Run,
+		sweep,
 	)
 }

@@ -56,9 +56,14 @@ func (m *Main) runWorker(ctx context.Context, args []string) error {
 	if err := mountAdmin(r, cfg, rdb, log); err != nil {
 		return err
 	}
+	sweep, err := newSweeperLoop(cfg, rdb, log)
+	if err != nil {
+		return err
+	}
 	return runAll(ctx,
 		func(ctx context.Context) error { return m.serveHTTP(ctx, cfg.ListenAddr, r, log) },
 		w.Run,
+		sweep,
 	)
 }
 

@@ -163,3 +163,28 @@ func TestServeLabelToPullRequest(t *testing.T) {
 		t.Errorf("Run after cancel = %v, want nil", err)
 	}
 }
+
+// TestWorkerSweepsFailedDeliveries checks that `bot worker` runs the
+// redelivery sweep: a delivery GitHub failed to make, followed by one that
+// succeeded (so the outage is over), is redelivered once.
+func TestWorkerSweepsFailedDeliveries(t *testing.T) {
+	f := ghfake.New(t)
+	ai := newFakeOpenAI(t)
+	srv := redistest.Start(t)
+	now := time.Now()
+	failed := f.AddDelivery(ghfake.Delivery{GUID: "guid-failed", Event: "issues", Action: "labeled",
+		Status: "Invalid HTTP Response: 502", StatusCode: 502, DeliveredAt: now.Add(-2 * time.Minute)})
+	f.AddDelivery(ghfake.Delivery{GUID: "guid-ok", Event: "issues", Action: "labeled",
+		Status: "OK", StatusCode: 202, DeliveredAt: now.Add(-time.Minute)})
+	bot := start(t, botEnv(t, f, ai, srv.URL()), "worker")
+	deadline := time.Now().Add(20 * time.Second)
+	for len(f.Redeliveries()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := bot.stop(); err != nil {
+		t.Errorf("Run after cancel = %v, want nil", err)
+	}
+	if got, want := f.Redeliveries(), []int64{failed}; !slices.Equal(got, want) {
+		t.Errorf("redelivered %v, want %v\nlogs:\n%s", got, want, bot.stderr.String())
+	}
+}
