@@ -43,7 +43,7 @@ func TestDockerfileBuildStage(t *testing.T) {
 	if compile == nil {
 		t.Fatalf("build stage: no RUN with go build")
 	}
-	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "-o /out/bot", "./cmd/bot"} {
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "-X main.version=${VERSION}", "-X main.revision=${REVISION}", "-o /out/bot", "./cmd/bot"} {
 		if !strings.Contains(compile.args, want) {
 			t.Errorf("line %d: go build without %s: %s", compile.line, want, compile.args)
 		}

@@ -296,3 +296,14 @@ func TestServeEmbeddedRedis(t *testing.T) {
 		t.Errorf("Run after cancel = %v, want nil", err)
 	}
 }
+
+// TestVersionStamped checks the version a release build stamps with
+// -ldflags "-X main.version=… -X main.revision=…" (the Dockerfile does).
+func TestVersionStamped(t *testing.T) {
+	defer func(v, r string) { version, revision = v, r }(version, revision)
+	version, revision = "v1.2.3", "0123456789abcdef0123"
+	got := versionString()
+	if want := "bot v1.2.3 (0123456789ab) go1."; !strings.HasPrefix(got, want) {
+		t.Errorf("versionString() = %q, want prefix %q", got, want)
+	}
+}

@@ -16,10 +16,23 @@ func (m *Main) runVersion(_ context.Context, args []string) error {
 	return nil
 }
 
+// version and revision are stamped by release builds (the Dockerfile):
+// go build -ldflags "-X main.version=v1.2.3 -X main.revision=<sha>". When
+// empty, the module version and VCS revision from the build information
+// are shown instead.
+var version, revision string
+
 func versionString() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "bot (no build information)"
+	}
+	if version != "" {
+		s := "bot " + version
+		if revision != "" {
+			s += fmt.Sprintf(" (%.12s)", revision)
+		}
+		return s + " " + info.GoVersion
 	}
 	s := "bot " + info.Main.Version
 	var rev, modified string
