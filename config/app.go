@@ -60,6 +60,10 @@ type App struct {
 	Sandbox string `yaml:"sandbox"`
 	// AllowUnsandboxed must be true for Sandbox "none".
 	AllowUnsandboxed bool `yaml:"allow_unsandboxed"`
+	// SandboxImage is the container image of the docker sandbox (the
+	// repositories' toolchains must be in it); required when Sandbox is
+	// docker.
+	SandboxImage string `yaml:"sandbox_image"`
 
 	// TriggerLabel is the issue label that starts a fix.
 	TriggerLabel string `yaml:"trigger_label"`

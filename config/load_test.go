@@ -91,6 +91,7 @@ prices:
 		"AGENTFIX_MAX_STEPS=10",
 		"AGENTFIX_RUN_RETENTION=24h",
 		"AGENTFIX_ALLOW_UNSANDBOXED=true",
+		"AGENTFIX_SANDBOX_IMAGE=ghcr.io/example/toolchain:1",
 		"AGENTFIX_REPO_DAILY_USD=7.5",
 		"AGENTFIX_GITHUB_API_URL=https://ghe.example/api/v3",
 		"AGENTFIX_PRIVATE_KEY_FILE=keys/app.pem",
@@ -112,6 +113,7 @@ prices:
 	want.MaxSteps = 10
 	want.RunRetention = 24 * time.Hour
 	want.AllowUnsandboxed = true
+	want.SandboxImage = "ghcr.io/example/toolchain:1"
 	want.RepoDailyUSD = 7.5
 	want.GitHubAPIURL = "https://ghe.example/api/v3/"
 	want.PrivateKeyFile = filepath.Join(dir, "keys", "app.pem")

@@ -153,7 +153,11 @@ func (a *App) validateAgent(p *problems) {
 		}
 	}
 	switch a.Sandbox {
-	case "bwrap", "docker":
+	case "bwrap":
+	case "docker":
+		if a.SandboxImage == "" {
+			p.add("AGENTFIX_SANDBOX_IMAGE", "required when AGENTFIX_SANDBOX is docker: the container image the agent's commands run in, with the repositories' toolchains")
+		}
 	case "none":
 		if !a.AllowUnsandboxed {
 			p.add("AGENTFIX_SANDBOX", "none runs the agent's commands on the host; it also needs AGENTFIX_ALLOW_UNSANDBOXED=true (development only)")

@@ -129,6 +129,15 @@ func TestValidate(t *testing.T) {
 			modify: func(a *App) { a.Sandbox, a.AllowUnsandboxed = "none", true },
 		},
 		{
+			name:   "docker needs an image",
+			modify: func(a *App) { a.Sandbox = "docker" },
+			want:   []string{"AGENTFIX_SANDBOX_IMAGE: required when AGENTFIX_SANDBOX is docker: the container image the agent's commands run in, with the repositories' toolchains"},
+		},
+		{
+			name:   "docker with an image",
+			modify: func(a *App) { a.Sandbox, a.SandboxImage = "docker", "ghcr.io/example/toolchain:1" },
+		},
+		{
 			name:   "redis url forms",
 			modify: func(a *App) { a.RedisURL = "redis-sentinel://h1:26379,h2:26379?master=mymaster" },
 		},
