@@ -56,6 +56,10 @@ type Options struct {
 	Getenv func(string) string
 	// Logger receives retry warnings (default: discard).
 	Logger *slog.Logger
+	// OnError, when set, is told of every failed provider call, retried
+	// or not (not of calls ended by ctx), e.g. to count them in
+	// agentfix_model_errors_total.
+	OnError func(err error)
 }
 
 // Defaults of Options.
@@ -181,6 +185,9 @@ func (m *Model) Query(ctx context.Context, messages []agent.Message, tools []age
 		}
 		if ctx.Err() != nil {
 			return agent.Reply{}, err
+		}
+		if m.opts.OnError != nil {
+			m.opts.OnError(err)
 		}
 		var ce *callError
 		if !errors.As(err, &ce) {

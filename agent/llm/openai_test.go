@@ -214,8 +214,19 @@ func TestOpenAIRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeProvider(t, "/v1/chat/completions", tt.responses...)
 			s := &sleeper{}
-			m := newTestOpenAI(t, f, s, func(o *Options) { o.MaxRetries = tt.maxRetries })
+			var reported int
+			m := newTestOpenAI(t, f, s, func(o *Options) {
+				o.MaxRetries = tt.maxRetries
+				o.OnError = func(error) { reported++ }
+			})
 			_, err := m.Query(context.Background(), testHistory, testTools)
+			wantReported := tt.wantRequests
+			if tt.wantErr == "" {
+				wantReported-- // the last request succeeded
+			}
+			if reported != wantReported {
+				t.Errorf("OnError called %d times, want %d (once per failed request)", reported, wantReported)
+			}
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Errorf("Query: %v", err)
