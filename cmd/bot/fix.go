@@ -49,7 +49,7 @@ func (m *Main) runFix(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, log, err := m.fixConfig(f.cf)
+	cfg, log, err := m.fixConfig(f)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (m *Main) parseFixFlags(args []string) (*fixFlags, error) {
 	fs.StringVar(&f.issueFile, "issue-file", "", "the issue, as Markdown; an optional first line \"# Title\" is its title")
 	fs.StringVar(&f.model, "model", "", "provider/model, e.g. openai/gpt-5 (default $AGENTFIX_MODEL)")
 	fs.StringVar(&f.sandbox, "sandbox", "", "bwrap, docker or none (default $AGENTFIX_SANDBOX, bwrap)")
-	fs.StringVar(&f.image, "image", "", "the container image of the docker sandbox")
+	fs.StringVar(&f.image, "image", "", "the container image of the docker sandbox (default $AGENTFIX_SANDBOX_IMAGE)")
 	fs.Func("setup", "a setup command, run in the sandbox with network before the agent; repeat for several (default: setup of "+config.RepoFile+")", func(s string) error {
 		if strings.TrimSpace(s) == "" {
 			return errors.New("empty command")
@@ -108,17 +108,21 @@ func (m *Main) parseFixFlags(args []string) (*fixFlags, error) {
 	return f, nil
 }
 
-// fixConfig loads and validates the configuration. bot fix shows its
-// progress on stdout, so its log, on stderr, is text and leaves out info
-// records unless AGENTFIX_LOG_LEVEL=debug.
-func (m *Main) fixConfig(cf configFlags) (*config.App, *slog.Logger, error) {
-	path := cf.path
+// fixConfig loads and validates the configuration, with --image
+// overriding AGENTFIX_SANDBOX_IMAGE. bot fix
+// shows its progress on stdout, so its log, on stderr, is text and leaves
+// out info records unless AGENTFIX_LOG_LEVEL=debug.
+func (m *Main) fixConfig(f *fixFlags) (*config.App, *slog.Logger, error) {
+	path := f.cf.path
 	if path == "" {
 		path = lookup(m.Environ, config.ConfigVar)
 	}
 	cfg, err := config.Load(path, m.Environ, m.WorkDir)
 	if err != nil {
 		return nil, nil, configError{err}
+	}
+	if f.image != "" {
+		cfg.SandboxImage = f.image
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, configError{err}

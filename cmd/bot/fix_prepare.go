@@ -34,10 +34,12 @@ type fixRun struct {
 	model   agent.Model
 	// agentCfg holds the limits: the operator's, lowered by the
 	// repository's, or the recorded ones of a replay.
-	agentCfg  agent.Config
-	setup     []string
-	test      string
-	sandbox   string
+	agentCfg agent.Config
+	setup    []string
+	test     string
+	sandbox  string
+	// image is the docker sandbox's: --image, else AGENTFIX_SANDBOX_IMAGE.
+	image     string
 	allowNone bool
 	out       string
 	cache     string // empty: a fresh cache for this run
@@ -52,7 +54,7 @@ type fixRun struct {
 // configuration file into a fixRun. Its errors are usage or configuration
 // errors (exit code 2).
 func (m *Main) prepareFix(ctx context.Context, f *fixFlags, cfg *config.App, log *slog.Logger) (*fixRun, error) {
-	r := &fixRun{flags: f, log: log, sandbox: cfg.Sandbox, allowNone: cfg.AllowUnsandboxed}
+	r := &fixRun{flags: f, log: log, sandbox: cfg.Sandbox, image: cfg.SandboxImage, allowNone: cfg.AllowUnsandboxed}
 	if f.sandbox != "" {
 		r.sandbox = f.sandbox
 	}
@@ -60,8 +62,8 @@ func (m *Main) prepareFix(ctx context.Context, f *fixFlags, cfg *config.App, log
 		return nil, err
 	}
 	switch {
-	case r.sandbox == "docker" && f.image == "":
-		return nil, usageError{"bot fix: the docker sandbox needs --image IMAGE (an image with the repository's toolchain)"}
+	case r.sandbox == "docker" && cfg.SandboxImage == "":
+		return nil, usageError{"bot fix: the docker sandbox needs --image IMAGE or AGENTFIX_SANDBOX_IMAGE (an image with the repository's toolchain)"}
 	case r.sandbox != "docker" && f.image != "":
 		return nil, usageError{"bot fix: --image is for the docker sandbox; this run uses " + r.sandbox}
 	}

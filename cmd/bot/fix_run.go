@@ -82,7 +82,7 @@ func (r *fixRun) newSandbox(wt *workspace.WorkTree) (tools.Sandbox, error) {
 		}
 		cache = r.cache
 	}
-	return newSandbox(r.sandbox, workspace.Options{Workspace: wt.Dir(), Cache: cache, Image: r.flags.image,
+	return newSandbox(r.sandbox, workspace.Options{Workspace: wt.Dir(), Cache: cache, Image: r.image,
 		AllowUnsandboxed: r.allowNone, Logger: r.log})
 }
 

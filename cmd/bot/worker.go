@@ -78,13 +78,7 @@ func newWorker(cfg *config.App, rdb redis.UniversalClient, reg *prometheus.Regis
 	if _, err := newModel(cfg, cfg.Model, log); err != nil {
 		return nil, err
 	}
-	if cfg.Sandbox == "docker" {
-		return nil, configError{errors.New("AGENTFIX_SANDBOX: the worker cannot use the docker sandbox yet (no image setting); use bwrap")}
-	}
-	sandbox := func(o workspace.Options) (tools.Sandbox, error) {
-		o.AllowUnsandboxed = cfg.AllowUnsandboxed
-		return newSandbox(cfg.Sandbox, o)
-	}
+	sandbox := workerSandbox(cfg)
 	if err := probeSandbox(sandbox); err != nil {
 		return nil, err
 	}
@@ -116,6 +110,15 @@ func newWorker(cfg *config.App, rdb redis.UniversalClient, reg *prometheus.Regis
 		},
 		Registry: reg, Logger: log,
 	})
+}
+
+// workerSandbox returns the worker's sandbox factory: the sandbox named by
+// AGENTFIX_SANDBOX, with the image of AGENTFIX_SANDBOX_IMAGE for docker.
+func workerSandbox(cfg *config.App) worker.SandboxFactory {
+	return func(o workspace.Options) (tools.Sandbox, error) {
+		o.AllowUnsandboxed, o.Image = cfg.AllowUnsandboxed, cfg.SandboxImage
+		return newSandbox(cfg.Sandbox, o)
+	}
 }
 
 // probeSandbox builds one sandbox on throwaway directories, so a sandbox

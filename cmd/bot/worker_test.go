@@ -90,7 +90,7 @@ func TestWorkerStartupErrors(t *testing.T) {
 		{"no redis", without("AGENTFIX_REDIS_URL="), "AGENTFIX_REDIS_URL: required by this command"},
 		{"no model", without("AGENTFIX_MODEL="), "AGENTFIX_MODEL: required by the worker"},
 		{"unknown provider", slices.Concat(without("AGENTFIX_MODEL="), []string{"AGENTFIX_MODEL=acme/x"}), `model "acme/x": want provider/model`},
-		{"docker sandbox", slices.Concat(base, []string{"AGENTFIX_SANDBOX=docker"}), "AGENTFIX_SANDBOX: the worker cannot use the docker sandbox"},
+		{"docker sandbox without an image", slices.Concat(base, []string{"AGENTFIX_SANDBOX=docker"}), "AGENTFIX_SANDBOX_IMAGE: required when AGENTFIX_SANDBOX is docker"},
 		{"none sandbox without opt-in", slices.Concat(base, []string{"AGENTFIX_SANDBOX=none"}), "AGENTFIX_ALLOW_UNSANDBOXED"},
 	}
 	for _, tt := range tests {
