@@ -90,6 +90,10 @@ type Env struct {
 	mu      sync.Mutex
 	stage   int    // review messages shown so far
 	summary string // the latest summary given to submit
+	// lastTest is the test command's latest result and testedDiff the
+	// diff it ran on (see ReviewState).
+	lastTest   *TestResult
+	testedDiff string
 }
 
 var _ agent.Env = (*Env)(nil)

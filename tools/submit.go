@@ -53,6 +53,7 @@ func (e *Env) submit(ctx context.Context, a submitArgs) (agent.Observation, erro
 		if d.Test, err = e.runTests(ctx); err != nil {
 			return agent.Observation{}, err
 		}
+		e.lastTest, e.testedDiff = d.Test, diff
 	}
 	obs, err := e.answer(e.stages[e.stage], d)
 	if err == nil {
