@@ -101,6 +101,10 @@ type RevisePR struct {
 	Instructions string  `json:"instructions,omitempty"`
 	// Author is the PR's author as the payload names it.
 	Author User `json:"author"`
+	// FollowUps are the commands kept while earlier rounds ran, in the
+	// order they came, when this is the follow-up round that answers them
+	// all; Requester, Trigger and Instructions are then the first one's.
+	FollowUps []KeptCommand `json:"follow_ups,omitempty"`
 }
 
 // Outcome is what the edge decided for a delivery; the notice task tells
@@ -173,7 +177,7 @@ type Cancel struct {
 
 // Payload is the set of task payload types.
 type Payload interface {
-	FixIssue | RevisePR | Notice | Cancel
+	FixIssue | RevisePR | Notice | Cancel | FollowUp
 }
 
 // Decode reads a task payload, refusing other versions and missing fields
