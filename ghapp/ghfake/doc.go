@@ -14,8 +14,8 @@
 // ExpireTokens) and expired ones are refused like GitHub does (401).
 //
 // State is seeded and inspected through methods (NewRepo, Install, AddIssue,
-// SetPermission, AddReview, …; Comments, PRs, Reactions, CheckRuns, Files,
-// …). Every request is recorded (Calls), and faults can be injected for the
+// SetPermission, AddReview, AddTeamMember, …; Comments, PRs, Reactions,
+// CheckRuns, Files, TokenScopes, …). Every request is recorded (Calls), and faults can be injected for the
 // next matching request (FailNext, Inject): 5xx, 403 rate limits, 429 with
 // Retry-After, 422s — before the request takes effect or, with
 // Fault.AfterEffect, after it, the way a lost answer looks to a client.

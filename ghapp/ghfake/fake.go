@@ -56,6 +56,7 @@ type Fake struct {
 	deliveries    []*Delivery
 	redeliveries  []int64
 	manifests     map[string]*manifestCode
+	teams         map[string]map[string]string // lower-case "org/slug" → lower-case login → state
 }
 
 // New starts a fake GitHub for the duration of the test.
@@ -87,6 +88,7 @@ func New(t testing.TB) *Fake {
 		users:         map[string]int64{},
 		nextID:        1000,
 		manifests:     map[string]*manifestCode{},
+		teams:         map[string]map[string]string{},
 	}
 	for _, d := range []string{f.root, f.home} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -132,6 +134,7 @@ func (f *Fake) handler() http.Handler {
 	f.routeIssues(api)
 	f.routePulls(api)
 	f.routeRepos(api)
+	f.routeOrgs(api)
 	api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found")
 	})

@@ -42,11 +42,12 @@ func WithPrivate() RepoOption {
 // NewRepo creates repository full ("owner/name"): a bare git repository
 // whose default branch holds files (path → content) in one commit, or no
 // commit when files is empty. It returns the clone URL, which the API
-// reports as clone_url. Install the App on it to reach it.
+// reports as clone_url. Install the App on it to reach it. A name may
+// start with a dot, like an organization's .github repository.
 func (f *Fake) NewRepo(full string, files map[string]string, opts ...RepoOption) string {
 	f.t.Helper()
 	owner, name, ok := strings.Cut(full, "/")
-	if !ok || owner == "" || name == "" || strings.ContainsAny(name, "/\\") || strings.HasPrefix(owner, ".") || strings.HasPrefix(name, ".") {
+	if !ok || owner == "" || name == "" || strings.ContainsAny(name, "/\\") || strings.HasPrefix(owner, ".") || name == "." || name == ".." {
 		f.fatalf("repository name %q: want owner/name", full)
 	}
 	rp := &repo{
