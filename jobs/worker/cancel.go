@@ -178,12 +178,20 @@ func (w *Worker) markStoppedBeforeStart(ctx context.Context, h taskHead, id stri
 
 // stop handles a stop command: the requester of the job, or anyone with
 // write access, may stop the issue's fix job or the PR's revise job (and,
-// on the bot's PR of an issue, that issue's fix job).
+// on the bot's PR of an issue, that issue's fix job; on an issue, the round
+// running on its open bot PR).
 func (nt *notice) stop(ctx context.Context) (string, error) {
 	n := nt.n
 	w := nt.w
 	ids := []string{jobs.FixTaskID(n.Repo.FullName, n.Number)}
-	if n.IsPR {
+	if !n.IsPR {
+		// The issue's work may have moved to a round on its open bot PR.
+		if pr, open, err := nt.gh.FindPR(ctx, nt.repo, BranchPrefix+strconv.Itoa(n.Number)); err != nil {
+			return outcomeError, err
+		} else if open {
+			ids = append(ids, jobs.ReviseTaskID(n.Repo.FullName, pr.Number))
+		}
+	} else {
 		ids = []string{jobs.ReviseTaskID(n.Repo.FullName, n.Number)}
 		pr, err := nt.gh.PR(ctx, nt.repo, n.Number)
 		if err != nil {

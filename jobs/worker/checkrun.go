@@ -24,6 +24,8 @@ type checkData struct {
 	CostUSD    float64
 	Duration   time.Duration
 	RunID      string
+	// Verification says how the change was checked (verificationOf).
+	Verification string
 }
 
 // startCheck creates the agentfix check run on the pushed commit, in
@@ -55,7 +57,7 @@ func (j *job) finishCheck(ctx context.Context, id int64, runID string, res agent
 	}
 	summary, err := j.w.texts.render(tmplCheckRun, checkData{Outcome: conclusion, Issue: j.p.Number, Requester: j.p.Requester.Login,
 		ExitStatus: res.Status, Detail: incompleteDetail(res), Model: j.w.opts.Config.Model, Steps: res.Steps,
-		CostUSD: res.CostUSD, Duration: res.Duration, RunID: runID})
+		CostUSD: res.CostUSD, Duration: res.Duration, RunID: runID, Verification: verificationOf(res)})
 	if err == nil {
 		_, err = j.gh.UpdateCheckRun(ctx, j.repo, id, ghapp.CheckRunUpdate{Name: CheckRunName, Status: "completed",
 			Conclusion: conclusion, Title: title, Summary: summary})
@@ -63,4 +65,16 @@ func (j *job) finishCheck(ctx context.Context, id int64, runID string, res agent
 	if err != nil {
 		j.log.Warn("complete check run", logattr.Err, err)
 	}
+}
+
+// verificationOf says how a run's change was checked, for check run
+// summaries.
+func verificationOf(res agent.Result) string {
+	switch res.Status {
+	case agent.Submitted:
+		return "the agent reviewed its own change before submitting it"
+	case agent.Autosubmitted:
+		return "not reviewed: the change was submitted automatically when the run ended"
+	}
+	return "no change to verify"
 }

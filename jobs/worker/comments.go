@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/ghapp"
 )
 
@@ -15,9 +16,14 @@ func (w *Worker) replyData(requester, deliveryID string) replyData {
 	c := w.opts.Config
 	return replyData{
 		Marker: ghapp.Marker("reply " + deliveryID), Requester: requester,
-		Label: c.TriggerLabel, Command: c.Command,
-		MaxSteps: c.MaxSteps, MaxCostUSD: c.MaxCostUSD, MaxDuration: c.MaxDuration,
+		Label: c.TriggerLabel, Command: c.Command, Limits: operatorLimits(c),
 	}
+}
+
+// operatorLimits are the operator's per-job limits as help shows them.
+func operatorLimits(c *config.App) []string {
+	return []string{fmt.Sprintf("each job: at most %d agent steps, %s of model spend and %s",
+		c.MaxSteps, usd(c.MaxCostUSD), humanDuration(c.MaxDuration))}
 }
 
 // reply renders template name with d and posts it on issue or pull request
@@ -69,7 +75,7 @@ func (w *Worker) ensureStatus(ctx context.Context, gh GitHub, repo ghapp.Repo, n
 		} else if found {
 			return commentRef{ID: c.ID, URL: c.HTMLURL}, nil
 		}
-		body, err := w.texts.render(tmplStatus, statusData{Marker: marker, Requester: requester, Phase: PhaseQueued})
+		body, err := w.texts.render(tmplStatus, statusData{Marker: marker, Requester: requester, Phase: PhaseQueued, OnPR: isRoundKey(key)})
 		if err != nil {
 			return commentRef{}, err
 		}
@@ -86,7 +92,7 @@ func (w *Worker) newStatusComment(gh GitHub, repo ghapp.Repo, ref commentRef, ke
 	return &statusComment{
 		gh: gh, repo: repo, texts: w.texts, interval: w.opts.StatusInterval, now: w.now, log: log, ref: ref,
 		data: statusData{
-			Marker: ghapp.Marker("status " + key), Requester: requester, Phase: PhaseQueued,
+			Marker: ghapp.Marker("status " + key), Requester: requester, Phase: PhaseQueued, OnPR: isRoundKey(key),
 			MaxSteps: w.opts.Config.MaxSteps, MaxCostUSD: w.opts.Config.MaxCostUSD,
 		},
 	}

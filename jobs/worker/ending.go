@@ -22,11 +22,12 @@ func (j *job) giveUp(ctx context.Context, cause error) string {
 	defer cancel()
 	n, _ := asynq.GetRetryCount(ctx)
 	detail := fmt.Sprintf("an internal error stopped the job after %d attempts; the worker's logs have the details.", n+1)
-	j.log.Error("fix job failed for good", logattr.Err, cause)
+	j.log.Error(j.kind+" job failed for good", logattr.Err, cause)
 	if j.status == nil {
 		return outcomeFailed
 	}
 	_ = j.status.show(ctx, func(d *statusData) { d.Phase, d.Outcome, d.Detail = PhaseFailed, outcomeFailed, detail }, true)
+	j.endRound(ctx, outcomeFailed, "", agent.Result{})
 	if err := j.finalComment(ctx, finalData{Outcome: outcomeFailed, Detail: detail}, agent.Result{}); err != nil {
 		j.log.Warn("post final comment", logattr.Err, err)
 	}
@@ -62,6 +63,7 @@ func (j *job) cancelled(ctx context.Context, m cancelMarker, res agent.Result) (
 	_ = j.status.show(ctx, func(d *statusData) {
 		d.Phase, d.StoppedBy, d.Detail, d.Outcome = PhaseCancelled, m.By, detail, outcomeCancelled
 	}, true)
+	j.endRound(ctx, outcomeCancelled, "", res)
 	if m.Reason == reasonStop {
 		if err := j.finalComment(ctx, finalData{Outcome: outcomeCancelled, StoppedBy: m.By}, res); err != nil {
 			j.log.Warn("post final comment", logattr.Err, err)

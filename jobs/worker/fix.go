@@ -41,9 +41,13 @@ const (
 // agent-fix/issue-<N> (DESIGN.md §4).
 const BranchPrefix = "agent-fix/issue-"
 
-// job is one run of a fix task for one trigger (delivery).
+// job is one run of an agent task for one trigger (delivery): a fix of an
+// issue, or a revise round on the bot's pull request (then p holds the
+// issue the pull request fixes and the round's requester, trigger and
+// instructions, and round is set).
 type job struct {
 	w       *Worker
+	kind    string // jobs.TypeFix or jobs.TypeRevise
 	p       jobs.FixIssue
 	taskID  string
 	key     string
@@ -52,6 +56,10 @@ type job struct {
 	log     *slog.Logger
 	branch  string
 	started time.Time
+	// thread is where the job talks: the issue (fix) or the pull request
+	// (revise).
+	thread int
+	round  *round
 
 	issue  ghapp.Issue
 	status *statusComment
@@ -89,26 +97,34 @@ func (w *Worker) handleFix(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("fix task: %w: %w", err, asynq.SkipRetry)
 	}
 	j := &job{
-		w: w, p: p, taskID: taskID, key: jobKey(taskID, p.DeliveryID), repo: repo, gh: gh, log: log,
-		branch: BranchPrefix + fmt.Sprint(p.Number), started: w.now(),
+		w: w, kind: jobs.TypeFix, p: p, taskID: taskID, key: jobKey(taskID, p.DeliveryID), repo: repo, gh: gh, log: log,
+		branch: BranchPrefix + fmt.Sprint(p.Number), started: w.now(), thread: p.Number,
 	}
+	_, err = w.runJob(ctx, j, j.run)
+	return err
+}
+
+// runJob runs job j with run under the job's lock, reports a last attempt
+// that failed, counts and logs the outcome, and returns it with the error
+// for asynq.
+func (w *Worker) runJob(ctx context.Context, j *job, run func(context.Context) (string, error)) (string, error) {
 	unlock, err := w.state.lockJob(ctx, j.key)
 	if err != nil {
-		w.metrics.job(jobs.TypeFix, outcomeError)
-		return err
+		w.metrics.job(j.kind, outcomeError)
+		return outcomeError, err
 	}
 	defer unlock()
-	outcome, err := j.run(ctx)
+	outcome, err := run(ctx)
 	if err != nil && !errors.Is(err, asynq.SkipRetry) && outcome != outcomeInterrupted && lastAttempt(ctx) {
 		outcome = j.giveUp(ctx, err)
 	}
-	w.metrics.job(jobs.TypeFix, outcome)
+	w.metrics.job(j.kind, outcome)
 	if err != nil && !errors.Is(err, asynq.SkipRetry) {
-		log.Warn("fix job failed; it will be retried", logattr.Outcome, outcome, logattr.Err, err)
+		j.log.Warn(j.kind+" job failed; it will be retried", logattr.Outcome, outcome, logattr.Err, err)
 	} else {
-		log.Info("fix job ended", logattr.Outcome, outcome, logattr.Err, err)
+		j.log.Info(j.kind+" job ended", logattr.Outcome, outcome, logattr.Err, err)
 	}
-	return err
+	return outcome, err
 }
 
 // lastAttempt reports whether asynq will not retry the task after this
@@ -170,6 +186,15 @@ func (j *job) run(ctx context.Context) (string, error) {
 		return outcomeError, err
 	}
 	j.status = w.newStatusComment(j.gh, j.repo, ref, j.key, j.p.Requester.Login, j.log)
+	if !haveSaved {
+		// An open bot PR turns the trigger into a round on that PR, run by
+		// its revise task: one round per PR at a time.
+		if pr, open, err := j.gh.FindPR(ctx, j.repo, j.branch); err != nil {
+			return outcomeError, err
+		} else if open {
+			return j.moveToPR(ctx, pr)
+		}
+	}
 	_ = j.status.show(ctx, func(d *statusData) { d.Phase, d.Branch = PhaseCloning, j.branch }, true)
 	return j.work(ctx, saved, haveSaved)
 }
@@ -181,6 +206,8 @@ type target struct {
 	hasPR bool
 	info  ghapp.Repository
 	base  string
+	// branches are the repository's branches in the cache after the fetch.
+	branches map[string]string
 }
 
 // work fetches, makes the working copy, runs the agent (unless an earlier
@@ -204,6 +231,11 @@ func (j *job) workOn(ctx context.Context, saved savedResult, haveSaved bool) (st
 	}
 	defer j.rec.Close()
 	_ = j.status.show(ctx, func(d *statusData) { d.RunID = j.rec.ID() }, true)
+	if j.round != nil {
+		if err := j.startRound(ctx, t, !haveSaved); err != nil {
+			return outcomeError, err
+		}
+	}
 	wt, err := j.checkout(ctx, t.base, j.rec.ID())
 	if err != nil {
 		return outcomeError, err
@@ -249,6 +281,8 @@ func (j *job) target(ctx context.Context, saved savedResult, haveSaved bool) (ta
 	var t target
 	var err error
 	switch {
+	case j.round != nil:
+		t.pr, t.hasPR = j.round.pr, true
 	case haveSaved && saved.PR != 0:
 		if t.pr, err = j.gh.PR(ctx, j.repo, saved.PR); err != nil {
 			return t, err
@@ -273,6 +307,7 @@ func (j *job) target(ctx context.Context, saved savedResult, haveSaved bool) (ta
 	if err != nil {
 		return t, err
 	}
+	t.branches = fetched.Branches
 	if haveSaved {
 		t.base = saved.Base
 		return t, nil
@@ -292,6 +327,7 @@ func (j *job) task() agent.Task {
 	return agent.Task{
 		Repo: j.p.Repo.FullName, Issue: j.p.Number,
 		Title: j.issue.Title, Body: j.issue.Body, Instructions: j.p.Instructions,
+		Revision: j.revision(),
 	}
 }
 
@@ -299,8 +335,8 @@ func (j *job) task() agent.Task {
 // result was saved.
 func (j *job) openRun(ctx context.Context, saved savedResult, haveSaved bool) (*runs.Run, error) {
 	m := runs.Meta{
-		Kind: jobs.TypeFix, TaskID: j.taskID, DeliveryID: j.p.DeliveryID, Repo: j.p.Repo.FullName,
-		Number: j.p.Number, Requester: j.p.Requester.Login, Model: j.w.opts.Config.Model,
+		Kind: j.kind, TaskID: j.taskID, DeliveryID: j.p.DeliveryID, Repo: j.p.Repo.FullName,
+		Number: j.thread, Requester: j.p.Requester.Login, Model: j.w.opts.Config.Model,
 	}
 	if haveSaved {
 		return j.w.opts.Runs.Open(ctx, saved.RunID, m)

@@ -31,6 +31,9 @@ type GitHub interface {
 	CreatePR(ctx context.Context, repo ghapp.Repo, pr ghapp.NewPullRequest) (ghapp.PullRequest, error)
 	UpdatePR(ctx context.Context, repo ghapp.Repo, number int, u ghapp.PullRequestUpdate) (ghapp.PullRequest, error)
 	RequestReviewers(ctx context.Context, repo ghapp.Repo, number int, users ...string) error
+	ListReviews(ctx context.Context, repo ghapp.Repo, number int) ([]ghapp.Review, error)
+	ListReviewComments(ctx context.Context, repo ghapp.Repo, number int) ([]ghapp.ReviewComment, error)
+	ReplyToReviewComment(ctx context.Context, repo ghapp.Repo, number int, id int64, body string) (ghapp.ReviewComment, error)
 
 	CreateCheckRun(ctx context.Context, repo ghapp.Repo, r ghapp.NewCheckRun) (ghapp.CheckRun, error)
 	UpdateCheckRun(ctx context.Context, repo ghapp.Repo, id int64, u ghapp.CheckRunUpdate) (ghapp.CheckRun, error)
@@ -70,6 +73,9 @@ type RepoCache interface {
 	Fetch(ctx context.Context, repo string, r workspace.Remote) (workspace.Fetched, error)
 	Checkout(ctx context.Context, repo, commit string, o workspace.WorkTreeOptions) (*workspace.WorkTree, error)
 	Push(ctx context.Context, repo string, w *workspace.WorkTree, p workspace.PushOptions) error
+	// Diff returns base...head of two fetched commits: a pull request's
+	// change.
+	Diff(ctx context.Context, repo, base, head string, maxBytes int) (workspace.RangeDiff, error)
 }
 
 var _ RepoCache = (*workspace.Cache)(nil)

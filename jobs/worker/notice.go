@@ -135,7 +135,7 @@ func (nt *notice) queued(ctx context.Context) (string, error) {
 		return outcomeUnauthorized, nil
 	}
 	if n.IsPR {
-		return outcomeAcknowledged, nil // revise rounds report on the PR
+		return nt.queuedRound(ctx)
 	}
 	if _, err := nt.w.ensureStatus(ctx, nt.gh, nt.repo, n.Number, jobKey(n.AgentTaskID, n.DeliveryID), n.Requester.Login); err != nil {
 		return outcomeError, err
@@ -171,24 +171,6 @@ func (w *Worker) runningStatusLink(ctx context.Context, taskID string) string {
 		return ""
 	}
 	return ref.URL
-}
-
-// followUp keeps a command that came while the PR's revise task runs, for
-// one more round when it ends.
-func (nt *notice) followUp(ctx context.Context) (string, error) {
-	n := nt.n
-	ok, err := nt.allowed(ctx)
-	if err != nil || !ok {
-		return outcomeUnauthorized, err
-	}
-	err = nt.w.state.keepFollowUp(ctx, n.AgentTaskID, followUp{
-		DeliveryID: n.DeliveryID, Requester: n.Requester.Login, RequesterID: n.Requester.ID,
-		Instructions: n.Command.Instructions, URL: n.Trigger.URL,
-	})
-	if err != nil {
-		return outcomeError, err
-	}
-	return outcomeAcknowledged, nil
 }
 
 // help answers help, at most once per user per issue within helpTTL.

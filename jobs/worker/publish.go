@@ -56,7 +56,7 @@ func (j *job) publish(ctx context.Context, wt *workspace.WorkTree, saved savedRe
 	commit, err := wt.Commit(ctx, workspace.CommitOptions{
 		Message:   j.commitMessage(runID),
 		Author:    author,
-		CoAuthors: []workspace.Identity{j.requesterIdentity()},
+		CoAuthors: j.coAuthors(),
 		Time:      res.Ended, // the same commit id on every attempt
 	})
 	if errors.Is(err, workspace.ErrNoChanges) {
@@ -78,8 +78,10 @@ func (j *job) publish(ctx context.Context, wt *workspace.WorkTree, saved savedRe
 	switch {
 	case t.hasPR:
 		outcome = outcomePRUpdated
-		if err := j.roundComment(ctx, pr, commit, runID, saved); err != nil {
-			return outcomeError, err
+		if j.round == nil { // a fix job's retry that continued a PR before rounds moved to revise tasks
+			if err := j.roundComment(ctx, pr, commit, runID, saved); err != nil {
+				return outcomeError, err
+			}
 		}
 	default:
 		if incomplete {
@@ -95,6 +97,7 @@ func (j *job) publish(ctx context.Context, wt *workspace.WorkTree, saved savedRe
 		}
 	}
 	j.finishCheck(ctx, check, runID, res)
+	j.endRound(ctx, outcome, commit, res)
 	detail := incompleteDetail(res)
 	_ = j.status.show(ctx, func(d *statusData) {
 		d.Phase, d.Outcome, d.PRNumber, d.PRURL, d.Draft, d.Detail = PhaseDone, outcome, pr.Number, pr.HTMLURL, incomplete, detail
@@ -219,6 +222,7 @@ func (j *job) report(ctx context.Context, saved savedResult, outcome, detail, pa
 		phase = PhaseDone
 	}
 	_ = j.status.show(ctx, func(d *statusData) { d.Phase, d.Outcome, d.Detail = phase, outcome, detail }, true)
+	j.endRound(ctx, outcome, "", res)
 	if err := j.finalComment(ctx, finalData{Outcome: outcome, Detail: detail, Patch: patch}, res); err != nil {
 		return outcomeError, err
 	}
@@ -264,11 +268,14 @@ func (j *job) finalComment(ctx context.Context, d finalData, res agent.Result) e
 	if len(d.Patch) > maxPatchShown {
 		d.Patch = strings.ToValidUTF8(d.Patch[:maxPatchShown], "") + "\n… (truncated)"
 	}
+	if j.round != nil {
+		return j.roundFinal(ctx, d)
+	}
 	body, err := j.w.texts.render(tmplFinal, d)
 	if err != nil {
 		return err
 	}
-	return j.w.postOnce(ctx, j.gh, j.repo, j.p.Number, marker, body)
+	return j.w.postOnce(ctx, j.gh, j.repo, j.thread, marker, body)
 }
 
 // commitMessage is the message of the job's commit. It holds no
@@ -315,17 +322,6 @@ func incompleteDetail(res agent.Result) string {
 		return "the model provider kept failing"
 	}
 	return "an internal error ended the run"
-}
-
-// requesterIdentity is the requester as a commit co-author, with GitHub's
-// noreply address so the commit is linked to their account.
-func (j *job) requesterIdentity() workspace.Identity {
-	login := j.p.Requester.Login
-	email := login + "@users.noreply.github.com"
-	if j.p.Requester.ID > 0 {
-		email = fmt.Sprintf("%d+%s@users.noreply.github.com", j.p.Requester.ID, login)
-	}
-	return workspace.Identity{Name: login, Email: email}
 }
 
 // commitAuthor is the bot's commit identity.

@@ -164,8 +164,10 @@ type replyData struct {
 	Locked bool
 	// IsPR is set for a command on a pull request.
 	IsPR bool
-	// Limits are the operator's per-job limits (help).
-	MaxSteps    int
-	MaxCostUSD  float64
-	MaxDuration time.Duration
+	// Merged is set when a closed pull request was merged.
+	Merged bool
+	// Limits are the lines help shows under "Limits in this repository":
+	// the operator's per-job limits (operatorLimits); per-repository
+	// configuration and budgets add their own lines.
+	Limits []string
 }

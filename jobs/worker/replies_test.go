@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/ghapp"
 )
 
@@ -209,7 +210,7 @@ func TestPRBodyCap(t *testing.T) {
 func TestRepliesGolden(t *testing.T) {
 	x := mustTexts(t)
 	base := replyData{Marker: ghapp.Marker("reply d-1"), Requester: "mallory", Label: "agent-fix", Command: "/agent-fix",
-		MaxSteps: 75, MaxCostUSD: 3, MaxDuration: 45 * time.Minute}
+		Limits: operatorLimits(&config.App{MaxSteps: 75, MaxCostUSD: 3, MaxDuration: 45 * time.Minute})}
 	with := func(edit func(*replyData)) replyData {
 		d := base
 		edit(&d)

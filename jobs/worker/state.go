@@ -280,26 +280,3 @@ func (s state) claimOnce(ctx context.Context, key string, ttl time.Duration) (bo
 func (s state) unclaim(ctx context.Context, key string) {
 	s.rdb.Del(context.WithoutCancel(ctx), key)
 }
-
-// followUp is a command kept for one more round of a running revise task.
-type followUp struct {
-	DeliveryID   string `json:"delivery_id"`
-	Requester    string `json:"requester"`
-	RequesterID  int64  `json:"requester_id"`
-	Instructions string `json:"instructions,omitempty"`
-	URL          string `json:"url,omitempty"`
-}
-
-func (s state) keepFollowUp(ctx context.Context, taskID string, f followUp) error {
-	b, _ := json.Marshal(f)
-	k := followupPrefix + taskID
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.RPush(ctx, k, b)
-		p.Expire(ctx, k, followupTTL)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("keep follow-up of %s: %w", taskID, err)
-	}
-	return nil
-}

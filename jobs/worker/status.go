@@ -30,14 +30,19 @@ const (
 	PhaseFailed      Phase = "failed"
 	PhaseCancelled   Phase = "cancelled"
 	PhaseInterrupted Phase = "interrupted"
+	// PhaseMoved ends a fix job whose issue has an open bot PR: the work
+	// goes on as a round on that PR (PRNumber, PRURL).
+	PhaseMoved Phase = "moved"
 )
 
 // statusData is what the status comment shows.
 type statusData struct {
 	Marker    string
 	Requester string
-	Phase     Phase
-	Branch    string
+	// OnPR is set for a revise round's comment on the pull request.
+	OnPR   bool
+	Phase  Phase
+	Branch string
 	// Progress of the agent (working and reviewing).
 	Step, MaxSteps      int
 	CostUSD, MaxCostUSD float64

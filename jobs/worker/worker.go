@@ -88,6 +88,7 @@ type Worker struct {
 	state     state
 	texts     texts
 	metrics   *metrics
+	queue     *jobs.Client // enqueues follow-up rounds and rounds moved from an issue
 	log       *slog.Logger
 	now       func() time.Time
 	jobsDir   string
@@ -146,6 +147,7 @@ func New(o Options) (*Worker, error) {
 		state:     state{rdb: o.Redis, poll: o.Poll},
 		texts:     x,
 		metrics:   m,
+		queue:     jobs.NewClient(o.Redis, o.Config.MaxDuration),
 		log:       o.Logger,
 		now:       o.Now,
 		jobsDir:   filepath.Join(dataDir, "jobs"),
@@ -170,6 +172,8 @@ func (w *Worker) Handler() asynq.Handler {
 	mux.HandleFunc(jobs.TypeNotice, w.tracked(w.handleNotice))
 	mux.HandleFunc(jobs.TypeCancel, w.tracked(w.handleCancel))
 	mux.HandleFunc(jobs.TypeFix, w.tracked(w.handleFix))
+	mux.HandleFunc(jobs.TypeRevise, w.tracked(w.handleRevise))
+	mux.HandleFunc(jobs.TypeFollowUp, w.tracked(w.handleFollowUp))
 	return mux
 }
 
