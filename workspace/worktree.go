@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -73,14 +75,20 @@ func NewWorkTreeFromRepo(ctx context.Context, src string, o WorkTreeOptions) (*W
 	if err != nil {
 		return nil, fmt.Errorf("work tree from %s: %w", src, err)
 	}
-	if err := w.fill(ctx, abs, "+HEAD:"+baseRef, o.Branch); err != nil {
+	objects := func() (string, error) { return w.fetchHead(ctx, abs) }
+	if err := w.fill(ctx, objects, o.Branch); err != nil {
 		return nil, fmt.Errorf("work tree from %s: %w", src, err)
 	}
 	return w, nil
 }
 
 // NewWorkTreeFromBare makes a working copy of commit (a full object id)
-// from the bare repository bare, such as the repository cache.
+// from the bare repository bare, such as the repository cache, which the
+// caller keeps from being repacked meanwhile. The private git dir and the
+// working copy's .git each get a copy of every object of bare (its packs
+// and loose objects, copied as files, not fetched): the whole history of
+// every branch, at the cost of copying the packs rather than of packing
+// and indexing every object again.
 func NewWorkTreeFromBare(ctx context.Context, bare, commit string, o WorkTreeOptions) (*WorkTree, error) {
 	if !commitID.MatchString(commit) {
 		return nil, fmt.Errorf("work tree from %s: %q is not a full commit id", bare, commit)
@@ -93,7 +101,8 @@ func NewWorkTreeFromBare(ctx context.Context, bare, commit string, o WorkTreeOpt
 	if err != nil {
 		return nil, fmt.Errorf("work tree from %s: %w", bare, err)
 	}
-	if err := w.fill(ctx, abs, "+"+commit+":"+baseRef, o.Branch); err != nil {
+	objects := func() (string, error) { return commit, copyObjects(abs, w.git.gitDir) }
+	if err := w.fill(ctx, objects, o.Branch); err != nil {
 		return nil, fmt.Errorf("work tree from %s at %s: %w", bare, commit, err)
 	}
 	return w, nil
@@ -142,10 +151,14 @@ func newWorkTree(ctx context.Context, o WorkTreeOptions) (*WorkTree, error) {
 	return w, nil
 }
 
-// fill fetches the base commit and checks it out; on failure it removes
-// the job directory.
-func (w *WorkTree) fill(ctx context.Context, src, refspec, branch string) error {
-	err := w.fetchBase(ctx, src, refspec)
+// fill puts the objects of the base commit in the private git dir (objects
+// returns the base commit), records the base and checks it out; on failure
+// it removes the job directory.
+func (w *WorkTree) fill(ctx context.Context, objects func() (string, error), branch string) error {
+	base, err := objects()
+	if err == nil {
+		err = w.recordBase(ctx, base)
+	}
 	if err == nil {
 		err = w.checkout(ctx, branch)
 	}
@@ -158,25 +171,36 @@ func (w *WorkTree) fill(ctx context.Context, src, refspec, branch string) error 
 	return nil
 }
 
-// fetchBase fetches refspec from src into the private git dir and records
-// the base commit. A fetch copies objects into a new pack: nothing is
-// hardlinked or borrowed.
-func (w *WorkTree) fetchBase(ctx context.Context, src, refspec string) error {
+// fetchHead fetches the commit at HEAD of the local repository src into
+// the private git dir and returns it. A fetch copies objects into a new
+// pack (or loose objects): nothing is hardlinked or borrowed, whatever src
+// borrows itself.
+func (w *WorkTree) fetchHead(ctx context.Context, src string) (string, error) {
 	fetch := gitRunner{gitDir: w.git.gitDir, home: w.git.home, timeout: w.git.timeout}
-	if _, err := fetch.text(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", src, refspec); err != nil {
-		return err
+	if _, err := fetch.text(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", src, "+HEAD:"+baseRef); err != nil {
+		return "", err
 	}
-	base, err := fetch.text(ctx, "rev-parse", "--verify", "--end-of-options", baseRef+"^{commit}")
+	return fetch.text(ctx, "rev-parse", "--verify", "--end-of-options", baseRef)
+}
+
+// recordBase checks that base is a commit of the private git dir and
+// points the base ref and the private HEAD at it.
+func (w *WorkTree) recordBase(ctx context.Context, base string) error {
+	g := gitRunner{gitDir: w.git.gitDir, home: w.git.home, timeout: w.git.timeout}
+	commit, err := g.text(ctx, "rev-parse", "--verify", "--end-of-options", base+"^{commit}")
 	if err != nil {
-		return err
+		return fmt.Errorf("base commit %s: %w", base, err)
 	}
-	w.base = base
-	_, err = fetch.text(ctx, "update-ref", "--no-deref", "HEAD", base)
+	w.base = commit
+	updates := fmt.Sprintf("update %s %s\nupdate HEAD %s\n", baseRef, commit, commit)
+	_, err = g.run(ctx, []byte(updates), 1<<10, nil, "update-ref", "--no-deref", "--stdin")
 	return err
 }
 
-// checkout fills the working copy from the private git dir and gives it its
-// own .git with branch checked out at the base commit.
+// checkout fills the working copy from the private git dir, with git's
+// parallel checkout, and gives it its own .git: a copy of the private git
+// dir's objects and of the index the checkout wrote, with branch checked
+// out at the base commit.
 func (w *WorkTree) checkout(ctx context.Context, branch string) error {
 	if branch == "" {
 		branch = DefaultBranch
@@ -184,21 +208,34 @@ func (w *WorkTree) checkout(ctx context.Context, branch string) error {
 	if _, err := w.git.text(ctx, "check-ref-format", "--branch", branch); err != nil {
 		return fmt.Errorf("branch name %q: %w", branch, err)
 	}
-	if _, err := w.git.text(ctx, "reset", "--quiet", "--hard", w.base); err != nil {
+	workers := "checkout.workers=" + strconv.Itoa(checkoutWorkers())
+	if _, err := w.git.text(ctx, "-c", workers, "reset", "--quiet", "--hard", w.base); err != nil {
 		return err
 	}
 	own := gitRunner{home: w.git.home, timeout: w.git.timeout}
 	if _, err := own.text(ctx, "init", "--quiet", "--initial-branch="+branch, w.work); err != nil {
 		return err
 	}
-	own = gitRunner{gitDir: filepath.Join(w.work, ".git"), workTree: w.work, home: w.git.home, timeout: w.git.timeout}
-	if _, err := own.text(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--update-head-ok", w.git.gitDir, "+"+w.base+":refs/heads/"+branch); err != nil {
+	dotGit := filepath.Join(w.work, ".git")
+	if err := copyObjects(w.git.gitDir, dotGit); err != nil {
 		return err
 	}
-	// A mixed reset fills the working copy's index; its files are already
-	// there.
-	_, err := own.text(ctx, "reset", "--quiet")
-	return err
+	own = gitRunner{gitDir: dotGit, home: w.git.home, timeout: w.git.timeout}
+	if _, err := own.text(ctx, "update-ref", "refs/heads/"+branch, w.base); err != nil {
+		return err
+	}
+	// The index describes the files of the working copy, whichever git
+	// dir holds it.
+	return copyFile(filepath.Join(w.git.gitDir, "index"), filepath.Join(dotGit, "index"), 0o644)
+}
+
+// checkoutWorkers is how many processes git's parallel checkout uses:
+// four per CPU the worker may use. Writing files is bound by the file
+// system's latency more than by the CPU (on a virtio disk, 20,000 files
+// took 6 s with one worker and 0.6 s with eight on two CPUs; on tmpfs the
+// count made no difference), so more workers than CPUs pay off.
+func checkoutWorkers() int {
+	return min(4*runtime.GOMAXPROCS(0), 32)
 }
 
 // Dir is the host path of the working copy, to mount at /workspace.

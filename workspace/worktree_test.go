@@ -181,6 +181,66 @@ func TestNewWorkTreeFromBare(t *testing.T) {
 	}
 }
 
+// TestNewWorkTreeFromBareCopiesObjects checks a working copy made from a
+// bare repository holding a pack and loose objects: both git dirs get the
+// whole history, complete (fsck), as files of their own.
+func TestNewWorkTreeFromBareCopiesObjects(t *testing.T) {
+	src, first := newSourceRepo(t)
+	writeFiles(t, src, map[string]string{"README.md": "# second\n"})
+	gitT(t, src, "commit", "--quiet", "-am", "second")
+	bare := filepath.Join(t.TempDir(), "cache.git")
+	gitT(t, src, "clone", "--quiet", "--bare", "--no-local", src, bare)
+	// A push of a few objects leaves them loose in the bare repository.
+	writeFiles(t, src, map[string]string{"README.md": "# third\n", "docs/new.md": "new\n"})
+	gitT(t, src, "add", "--all")
+	gitT(t, src, "commit", "--quiet", "-m", "third")
+	gitT(t, src, "push", "--quiet", bare, "main")
+	third := gitT(t, src, "rev-parse", "HEAD")
+	loose, _ := filepath.Glob(filepath.Join(bare, "objects", "??", "*"))
+	packs, _ := filepath.Glob(filepath.Join(bare, "objects", "pack", "*.pack"))
+	if len(loose) == 0 || len(packs) == 0 {
+		t.Fatalf("test setup: want loose objects and a pack in the bare repository, got %d and %d", len(loose), len(packs))
+	}
+
+	w, err := NewWorkTreeFromBare(context.Background(), bare, third, WorkTreeOptions{Dir: filepath.Join(t.TempDir(), "job"), Branch: "agent-fix/issue-3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(w.Dir(), "docs", "new.md")); string(got) != "new\n" {
+		t.Errorf("docs/new.md = %q, want the third commit's", got)
+	}
+	for name, dir := range map[string]string{"private git dir": w.GitDir(), "working copy .git": filepath.Join(w.Dir(), ".git")} {
+		checkSelfContained(t, dir)
+		gitT(t, dir, "--git-dir="+dir, "fsck", "--connectivity-only", "--no-dangling", "--no-progress")
+		if got := gitT(t, dir, "--git-dir="+dir, "rev-list", "--count", third); got != "3" {
+			t.Errorf("%s: rev-list --count = %s, want the whole history of 3 commits", name, got)
+		}
+	}
+	if got := gitT(t, w.Dir(), "log", "--format=%s"); got != "third\nsecond\nbase" {
+		t.Errorf("git log in the working copy:\n%s\nwant the three commits", got)
+	}
+	if got := gitT(t, w.Dir(), "status", "--porcelain"); got != "" {
+		t.Errorf("working copy status not clean:\n%s", got)
+	}
+	if d, err := w.Diff(context.Background()); err != nil || d != "" {
+		t.Errorf("Diff() of a fresh work tree = %q, %v; want empty", d, err)
+	}
+	if w.Base() != third {
+		t.Errorf("Base() = %s, want %s", w.Base(), third)
+	}
+
+	// Objects borrowed through alternates would be missing from the copy.
+	borrower := filepath.Join(t.TempDir(), "borrower.git")
+	gitT(t, src, "clone", "--quiet", "--bare", "--shared", bare, borrower)
+	job := filepath.Join(t.TempDir(), "job")
+	if _, err := NewWorkTreeFromBare(context.Background(), borrower, first, WorkTreeOptions{Dir: job}); err == nil || !strings.Contains(err.Error(), "alternates") {
+		t.Errorf("NewWorkTreeFromBare of a repository with alternates: err = %v, want a refusal naming alternates", err)
+	}
+	if _, err := os.Stat(job); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("job directory left behind after a refused checkout (err %v)", err)
+	}
+}
+
 func TestNewWorkTreeFromLinkedWorktree(t *testing.T) {
 	src, _ := newSourceRepo(t)
 	linked := filepath.Join(t.TempDir(), "linked")
