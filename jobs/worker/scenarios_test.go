@@ -89,17 +89,19 @@ func TestSameIssueTwiceThenAgain(t *testing.T) {
 	})
 	first := h.f.HeadCommit(hRepo, "agent-fix/issue-1")
 
-	// A trigger after the job ended runs again, on the same branch and PR.
+	// A trigger after the job ended runs again, on the same branch and PR:
+	// as a round of the PR's revise task.
 	h.model.add(
 		turn{calls: []call{{"str_replace_editor", map[string]string{"command": "str_replace", "path": "README.md", "old_str": "# widget", "new_str": "# widget\n\nAdd adds."}}}},
 		submit("Documented Add."), submit(""),
 	)
 	h.comment(hRequester, "/agent-fix document it too")
-	h.waitFor("the second job's final comment", func() bool { return len(h.commentsWith(h.issue, "agentfix:final")) == 2 })
 	prs := h.prs()
 	if len(prs) != 1 {
 		t.Fatalf("pull requests = %d, want 1", len(prs))
 	}
+	pr := prs[0].Number
+	h.waitFor("the round's reply on the PR", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
 	second := h.f.HeadCommit(hRepo, "agent-fix/issue-1")
 	if len(second.Parents) != 1 || second.Parents[0] != first.SHA {
 		t.Errorf("second commit's parents = %v, want the first commit %s (no force push)", second.Parents, first.SHA)
@@ -108,15 +110,15 @@ func TestSameIssueTwiceThenAgain(t *testing.T) {
 	if !strings.Contains(files["calc.go"], "a + b") || !strings.Contains(files["README.md"], "Add adds.") {
 		t.Errorf("branch files = %v, want both rounds' changes", files)
 	}
-	if n := len(h.commentsWith(prs[0].Number, "asked again on #1")); n != 1 {
-		t.Errorf("round comments on the PR = %d, want 1", n)
+	if reply := h.commentsWith(pr, "agentfix:final revise:")[0]; !strings.Contains(reply.Body, "@alice, I pushed `"+second.SHA[:12]+"` to this pull request.") {
+		t.Errorf("round reply on the PR:\n%s", reply.Body)
 	}
-	finals := h.commentsWith(h.issue, "agentfix:final")
-	if !strings.Contains(finals[1].Body, "I pushed a new commit to #2") {
-		t.Errorf("second final comment:\n%s", finals[1].Body)
+	status = h.commentsWith(h.issue, "agentfix:status")
+	if len(status) != 2 || !strings.Contains(status[1].Body, "➡️ **Continuing on #2**") {
+		t.Errorf("status comments on the issue = %+v, want the second saying the work moved to #2", status)
 	}
-	if n := len(h.commentsWith(h.issue, "agentfix:status")); n != 2 {
-		t.Errorf("status comments = %d, want one per job", n)
+	if n := len(h.commentsWith(h.issue, "agentfix:final")); n != 1 {
+		t.Errorf("final comments on the issue = %d, want only the first job's", n)
 	}
 }
 
