@@ -12,10 +12,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/agentfix/agentfix/internal/logattr"
 )
@@ -158,17 +162,19 @@ func (c *Cache) Fetch(ctx context.Context, repo string, r Remote) (Fetched, erro
 	if err := c.initBare(ctx, bare); err != nil {
 		return Fetched{}, fmt.Errorf("fetch %s: %w", repo, err)
 	}
-	gr, err := git.PlainOpen(bare)
-	if err != nil {
-		return Fetched{}, fmt.Errorf("fetch %s: open cache: %w", repo, err)
-	}
-	before, err := listBranches(gr)
+	removeTempPacks(bare)
+	st := filesystem.NewStorage(osfs.New(bare), cache.NewObjectLRUDefault())
+	before, err := listBranches(st)
 	if err != nil {
 		return Fetched{}, fmt.Errorf("fetch %s: %w", repo, err)
 	}
 	fctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	remote := git.NewRemote(gr.Storer, &gitconfig.RemoteConfig{Name: git.DefaultRemoteName, URLs: []string{r.URL}})
+	indexer := gitRunner{gitDir: bare, home: c.home, timeout: c.timeout}
+	sto := &packStorage{Storage: st, indexPack: func() (io.WriteCloser, error) {
+		return indexer.startIndexPack(fctx, st.Reindex)
+	}}
+	remote := git.NewRemote(sto, &gitconfig.RemoteConfig{Name: git.DefaultRemoteName, URLs: []string{r.URL}})
 	err = remote.FetchContext(fctx, &git.FetchOptions{
 		RefSpecs: []gitconfig.RefSpec{branchesRefSpec},
 		Auth:     r.auth(),
@@ -185,7 +191,7 @@ func (c *Cache) Fetch(ctx context.Context, repo string, r Remote) (Fetched, erro
 		}
 		return Fetched{}, fmt.Errorf("fetch %s from %s: %w", repo, r.URL, err)
 	}
-	branches, err := listBranches(gr)
+	branches, err := listBranches(st)
 	if err != nil {
 		return Fetched{}, fmt.Errorf("fetch %s: %w", repo, err)
 	}
@@ -214,9 +220,20 @@ func (c *Cache) initBare(ctx context.Context, bare string) error {
 	return err
 }
 
-// listBranches returns every refs/heads/ branch of gr and its commit.
-func listBranches(gr *git.Repository) (map[string]string, error) {
-	iter, err := gr.References()
+// removeTempPacks removes the temporary files a fetch that failed or was
+// killed left in the pack directory (git index-pack's and go-git's
+// tmp_pack_*, tmp_idx_*). The caller holds the exclusive lock, so no fetch
+// is writing them.
+func removeTempPacks(bare string) {
+	tmp, _ := filepath.Glob(filepath.Join(bare, "objects", "pack", "tmp_*"))
+	for _, p := range tmp {
+		os.Remove(p)
+	}
+}
+
+// listBranches returns every refs/heads/ branch of s and its commit.
+func listBranches(s storer.ReferenceStorer) (map[string]string, error) {
+	iter, err := s.IterReferences()
 	if err != nil {
 		return nil, fmt.Errorf("list branches: %w", err)
 	}

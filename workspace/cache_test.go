@@ -131,6 +131,9 @@ func TestCacheFetch(t *testing.T) {
 	}
 	gitT(t, g.f.GitDir(cacheRepo), "update-ref", "-d", "refs/heads/gone")
 	gitT(t, g.f.GitDir(cacheRepo), "update-ref", "refs/heads/agent-fix/issue-1", main) // force-pushed back
+	// What a fetch killed mid-pack leaves behind goes at the next fetch.
+	leftover := filepath.Join(first.Dir, "objects", "pack", "tmp_pack_Ab12Cd")
+	writeFiles(t, filepath.Dir(leftover), map[string]string{filepath.Base(leftover): "PACK partial"})
 	third, err := c.Fetch(ctx, cacheRepo, r)
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +142,12 @@ func TestCacheFetch(t *testing.T) {
 	if diff := cmp.Diff(want, third.Branches); diff != "" {
 		t.Errorf("branches after force push and delete (-want +got):\n%s", diff)
 	}
+	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("temporary pack of an interrupted fetch still there after a fetch (err %v)", err)
+	}
+	// Every object the branches need arrived (the later packs are thin,
+	// completed by git index-pack with objects of the cache).
+	gitT(t, first.Dir, "--git-dir="+first.Dir, "fsck", "--connectivity-only", "--no-dangling", "--no-progress")
 
 	scanForSecret(t, c.Dir(), r.Token)
 	if strings.Contains(logs.String(), r.Token) {

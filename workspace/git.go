@@ -47,6 +47,20 @@ const gitStderrLimit = 8 << 10
 func (g gitRunner) run(ctx context.Context, stdin []byte, maxOut int64, env []string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
+	cmd, stdout, stderr := g.command(ctx, maxOut, env, args...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	if err := g.result(ctx, cmd.Run(), stdout, stderr, args); err != nil {
+		return nil, err
+	}
+	return stdout.Bytes(), nil
+}
+
+// command returns git with args, ready to start: its stdout into a buffer
+// keeping up to maxOut bytes, its stderr into a head+tail buffer, in its own
+// process group, which is killed when ctx ends.
+func (g gitRunner) command(ctx context.Context, maxOut int64, env []string, args ...string) (*exec.Cmd, *limitedBuffer, *HeadTail) {
 	var full []string
 	if g.gitDir != "" {
 		full = append(full, "--git-dir="+g.gitDir)
@@ -61,9 +75,6 @@ func (g gitRunner) run(ctx context.Context, stdin []byte, maxOut int64, env []st
 	if g.workTree != "" {
 		cmd.Dir = g.workTree
 	}
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
 	stdout := &limitedBuffer{max: maxOut}
 	stderr := NewHeadTail(gitStderrLimit)
 	cmd.Stdout = stdout
@@ -71,17 +82,23 @@ func (g gitRunner) run(ctx context.Context, stdin []byte, maxOut int64, env []st
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = waitDelay
-	err := cmd.Run()
+	return cmd, stdout, stderr
+}
+
+// result turns the outcome of a git command ended with err into the
+// caller's error: too much output, or the command and what it printed on
+// stderr.
+func (g gitRunner) result(ctx context.Context, err error, stdout *limitedBuffer, stderr *HeadTail, args []string) error {
 	if stdout.over {
-		return nil, fmt.Errorf("git %s: %w (more than %d bytes)", args[0], ErrOutputTooLarge, maxOut)
+		return fmt.Errorf("git %s: %w (more than %d bytes)", args[0], ErrOutputTooLarge, stdout.max)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%w)", err, ctx.Err())
 		}
-		return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
-	return stdout.Bytes(), nil
+	return nil
 }
 
 // text runs git and returns its output without the final newline.
