@@ -301,6 +301,9 @@ func (h *harness) commentOn(number int, prAuthor, sender, body string) string {
 		issue["pull_request"] = map[string]any{"url": fmt.Sprintf("%s/repos/%s/pulls/%d", h.f.APIURL(), hRepo, number)}
 		issue["user"].(map[string]any)["login"] = prAuthor
 		issue["user"].(map[string]any)["type"] = "User"
+		if strings.HasSuffix(prAuthor, "[bot]") {
+			issue["user"].(map[string]any)["type"] = "Bot"
+		}
 	}
 	c := p["comment"].(map[string]any)
 	c["id"], c["body"] = id, body
