@@ -34,7 +34,8 @@ func decodeHead(b []byte) taskHead {
 func payloadDelivery(b []byte) string { return decodeHead(b).DeliveryID }
 
 // handleCancel stops agent jobs GitHub asked to end (DESIGN.md §4): the
-// fix job of a closed issue, or every job of an installation (or of some of
+// fix job of a closed issue and the round on its open bot PR, or every job
+// of an installation (or of some of
 // its repositories) that was deleted, suspended or lost access; the
 // installation's cached clients are dropped.
 func (w *Worker) handleCancel(ctx context.Context, t *asynq.Task) error {
@@ -55,6 +56,11 @@ func (w *Worker) handleCancel(ctx context.Context, t *asynq.Task) error {
 			return skip(fmt.Errorf("cancel of issue %d needs one repository, got %d", c.Number, len(c.Repos)))
 		}
 		ids = []string{jobs.FixTaskID(c.Repos[0].FullName, c.Number)}
+		if id, err := w.issueRound(ctx, c.Installation, c.Repos[0].FullName, c.Number); err != nil {
+			log.Warn("look for a round on the issue's pull request", logattr.Err, err)
+		} else if id != "" {
+			ids = append(ids, id)
+		}
 	} else if ids, err = w.agentTasksOf(c.Installation, c.Repos); err != nil {
 		w.metrics.job(jobs.TypeCancel, outcomeError)
 		return err
@@ -145,6 +151,9 @@ func (w *Worker) stopTask(ctx context.Context, id string, m cancelMarker) (bool,
 		return true, nil
 	}
 	w.markStoppedBeforeStart(ctx, h, id, m)
+	if info.Type == jobs.TypeRevise {
+		w.roundGone(ctx, info.Payload, true)
+	}
 	return true, nil
 }
 
@@ -186,10 +195,10 @@ func (nt *notice) stop(ctx context.Context) (string, error) {
 	ids := []string{jobs.FixTaskID(n.Repo.FullName, n.Number)}
 	if !n.IsPR {
 		// The issue's work may have moved to a round on its open bot PR.
-		if pr, open, err := nt.gh.FindPR(ctx, nt.repo, BranchPrefix+strconv.Itoa(n.Number)); err != nil {
+		if id, err := w.issueRound(ctx, n.Installation, n.Repo.FullName, n.Number); err != nil {
 			return outcomeError, err
-		} else if open {
-			ids = append(ids, jobs.ReviseTaskID(n.Repo.FullName, pr.Number))
+		} else if id != "" {
+			ids = append(ids, id)
 		}
 	} else {
 		ids = []string{jobs.ReviseTaskID(n.Repo.FullName, n.Number)}

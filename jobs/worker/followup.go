@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
@@ -309,7 +310,7 @@ func (nt *notice) queuedRound(ctx context.Context) (string, error) {
 		return outcomeError, err
 	}
 	if !mine {
-		if err := nt.w.deletePending(n.AgentTaskID, n.DeliveryID); err != nil {
+		if err := nt.w.deletePending(ctx, n.AgentTaskID, n.DeliveryID); err != nil {
 			nt.log.Warn("remove the round of another bot's pull request", logattr.Err, err)
 		}
 		d := nt.w.replyData(n.Requester.Login, n.DeliveryID)
@@ -349,4 +350,52 @@ func (j *job) moveToPR(ctx context.Context, pr ghapp.PullRequest) (string, error
 		d.Phase, d.PRNumber, d.PRURL, d.Detail, d.Outcome = PhaseMoved, pr.Number, pr.HTMLURL, detail, outcome
 	}, true)
 	return outcome, nil
+}
+
+// roundGone ends, for the commands kept meanwhile, a round deleted before
+// it ran (payload is its task's): after a stop (drop) they are dropped
+// with it; otherwise they start a follow-up round, as at a round's end.
+// Failures are logged.
+func (w *Worker) roundGone(ctx context.Context, payload []byte, drop bool) {
+	p, err := jobs.Decode[jobs.RevisePR](payload)
+	if err != nil {
+		w.log.Warn("a deleted round's payload", logattr.Err, err)
+		return
+	}
+	taskID := jobs.ReviseTaskID(p.Repo.FullName, p.Number)
+	if drop {
+		if _, err := w.state.dropKept(ctx, taskID); err != nil {
+			w.log.Warn("drop the commands kept for a stopped round", logattr.Task, taskID, logattr.Err, err)
+		}
+	}
+	n, err := w.state.roundEnded(ctx, taskID, p.DeliveryID)
+	if err == nil && n > 0 {
+		err = w.queue.SubmitFollowUp(ctx, jobs.FollowUp{
+			DeliveryID: p.DeliveryID, Installation: p.Installation, Repo: p.Repo, Number: p.Number, Author: p.Author, After: p.DeliveryID,
+		})
+		if errors.Is(err, jobs.ErrDuplicate) {
+			err = nil
+		}
+	}
+	if err != nil {
+		w.log.Warn("start the follow-up of a deleted round", logattr.Task, taskID, logattr.Err, err)
+	}
+}
+
+// issueRound returns the revise task id of the open bot pull request of
+// issue n, "" when it has none.
+func (w *Worker) issueRound(ctx context.Context, installation int64, fullName string, n int) (string, error) {
+	repo, err := ghapp.ParseRepo(fullName)
+	if err != nil {
+		return "", err
+	}
+	gh, err := w.opts.GitHub.Installation(installation)
+	if err != nil {
+		return "", err
+	}
+	pr, open, err := gh.FindPR(ctx, repo, BranchPrefix+strconv.Itoa(n))
+	if err != nil || !open {
+		return "", err
+	}
+	return jobs.ReviseTaskID(fullName, pr.Number), nil
 }

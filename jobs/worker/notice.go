@@ -129,7 +129,7 @@ func (nt *notice) queued(ctx context.Context) (string, error) {
 		return outcomeError, err
 	}
 	if !ok {
-		if err := nt.w.deletePending(n.AgentTaskID, n.DeliveryID); err != nil {
+		if err := nt.w.deletePending(ctx, n.AgentTaskID, n.DeliveryID); err != nil {
 			nt.log.Warn("remove the job of a refused requester", logattr.Err, err)
 		}
 		return outcomeUnauthorized, nil
@@ -194,7 +194,7 @@ func (nt *notice) help(ctx context.Context) (string, error) {
 
 // deletePending removes agent task id while it waits, if it is the one of
 // deliveryID.
-func (w *Worker) deletePending(id, deliveryID string) error {
+func (w *Worker) deletePending(ctx context.Context, id, deliveryID string) error {
 	info, err := w.inspector.GetTaskInfo(jobs.QueueAgent, id)
 	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
 		return nil
@@ -209,6 +209,9 @@ func (w *Worker) deletePending(id, deliveryID string) error {
 	case asynq.TaskStatePending, asynq.TaskStateScheduled, asynq.TaskStateRetry:
 		if err := w.inspector.DeleteTask(jobs.QueueAgent, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
 			return err
+		}
+		if info.Type == jobs.TypeRevise {
+			w.roundGone(ctx, info.Payload, false)
 		}
 	}
 	return nil
