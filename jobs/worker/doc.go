@@ -3,8 +3,8 @@
 // commits and a pull request (DESIGN.md §1, §4, §5).
 //
 // A Worker runs two asynq servers on one Redis, one per queue, each with its
-// own concurrency: "interactive" (notice and cancel tasks, seconds) and
-// "agent" (fix tasks, minutes). Its dependencies are interfaces declared here
+// own concurrency: "interactive" (notice, cancel and follow-up tasks,
+// seconds) and "agent" (fix and revise tasks, minutes). Its dependencies are interfaces declared here
 // — GitHub and Installations (ghapp), RepoCache (workspace.Cache), RunStore
 // (runs.Store), SandboxFactory and ModelFactory — so cmd/bot wires the real
 // ones and tests may pass real ones against fakes.
@@ -25,6 +25,8 @@
 //	agentfix:refused:<repo>#<n>:<login>  one refusal per user per issue (30 days)
 //	agentfix:help:<repo>#<n>:<login>     help at most every 10 minutes per user per issue
 //	agentfix:followup:<task id>   commands kept for one more revise round
+//	agentfix:roundend:<task id>   the delivery of the revise round that just ended
+//	agentfix:roundcheck:<key>     the check run a revise round put on the head it started from
 //
 // The agent's result is saved before publishing, so a GitHub failure after
 // the agent retries the publication, never the agent: the retry applies the
@@ -34,6 +36,24 @@
 // "already exists"), comments carry hidden markers and are looked up before
 // they are posted, and check runs carry the run id: a retry reuses its status
 // comment, branch and pull request.
+//
+// # Revise rounds
+//
+// A revise task is one round on a pull request this App's bot opened
+// (revise.go): a command in a comment, a review or an inline review comment
+// on it, or a trigger on the issue, which the fix job moves to the pull
+// request when one is open — so one round per pull request runs at a time,
+// under the task id revise:owner/repo#PR. The round starts from the pull
+// request's head in the cache and adds a commit (never a force push; when
+// someone pushed meanwhile, the push is refused and the round says to ask
+// again, since the agent worked on the old head). Its task holds the issue,
+// the pull request's diff, the instructions, the triggering review's body
+// and the review comments of people with write access (round.go,
+// review_context.go). The round replies on the pull request with the
+// agent's summary and in every inline thread of the reviews that asked for
+// it (round_replies.go), and keeps a check run on the head it started from
+// (round_check.go). Commands that come while a round is queued or running
+// are kept, and start one follow-up round when it ends (followup.go).
 //
 // Every report to GitHub once the agent ran uses a context that survives
 // the job's cancellation. A job whose context is cancelled with its cancel
