@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/budget"
 	"github.com/agentfix/agentfix/internal/logattr"
 	"github.com/agentfix/agentfix/runs"
 	"github.com/agentfix/agentfix/tools"
@@ -18,9 +19,14 @@ import (
 const submitTool = "submit"
 
 // reviewProgress is what the worker saw of the two-phase submission: how
-// many review messages the agent got before it submitted.
+// many review messages the agent got (of how many stages), and the last
+// result of the repository's test command and whether it ran on the final
+// change (see noteReview).
 type reviewProgress struct {
-	Rounds int `json:"rounds"`
+	Rounds      int               `json:"rounds"`
+	Stages      int               `json:"stages,omitempty"`
+	Test        *tools.TestResult `json:"test,omitempty"`
+	TestedFinal bool              `json:"tested_final,omitempty"`
 }
 
 // agentRun is one run of the agent in a job's working copy and sandbox.
@@ -47,7 +53,10 @@ func (r *agentRun) execute(ctx context.Context, task agent.Task) (agent.Result, 
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("sandbox: %w", err)
 	}
-	model, err := w.opts.Model(w.opts.Config.Model)
+	if err := runSetup(ctx, sandbox, j.cfg.Repo.Setup, j.log); err != nil {
+		return agent.Result{}, err
+	}
+	model, err := w.opts.Model(j.cfg.Model)
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("model: %w", err)
 	}
@@ -60,17 +69,21 @@ func (r *agentRun) execute(ctx context.Context, task agent.Task) (agent.Result, 
 		Repo:                 r.wt,
 		Root:                 r.wt.Dir(),
 		TextMode:             textMode,
-		AllowWorkflowChanges: w.opts.AllowWorkflowChanges,
+		TestCommand:          j.cfg.Repo.Test,
+		AllowWorkflowChanges: j.cfg.AllowWorkflowChanges,
 		Logger:               j.log,
 	})
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("tools: %w", err)
 	}
 	defer env.Close()
+	spend := w.newSpendMeter(budget.Scope{Installation: j.p.Installation, Repo: j.repo.String(), Job: j.key,
+		JobLimit: budget.Amount{USD: j.cfg.Limits.MaxCostUSD}}, model, j.log)
 	a, err := agent.New(model, env,
-		agent.WithConfig(w.agentConfig()),
+		agent.WithConfig(j.cfg.agentConfig()),
 		agent.WithHooks(agent.Hooks{OnStepStart: r.onStepStart, OnStepDone: r.onStepDone}),
-		agent.WithTrajectory(r.run.Trajectory()),
+		agent.WithHooks(spend.hooks()), // last: see spendMeter.hooks
+		agent.WithTrajectory(spend.trajectory(r.run.Trajectory())),
 		agent.WithRunID(r.run.ID()),
 		agent.WithClock(w.now),
 		agent.WithLogger(j.log),
@@ -79,12 +92,13 @@ func (r *agentRun) execute(ctx context.Context, task agent.Task) (agent.Result, 
 		return agent.Result{}, err
 	}
 	_ = j.status.show(ctx, func(d *statusData) {
-		d.Phase, d.Step, d.MaxSteps, d.MaxCostUSD = PhaseWorking, 0, w.opts.Config.MaxSteps, w.opts.Config.MaxCostUSD
+		d.Phase, d.Step, d.MaxSteps, d.MaxCostUSD = PhaseWorking, 0, j.cfg.Limits.MaxSteps, j.cfg.Limits.MaxCostUSD
 	}, true)
 	res, err := a.Run(ctx, task)
 	if err != nil && res.RunID == "" {
 		return agent.Result{}, err
 	}
+	r.noteReview(env.ReviewState(), res.Patch)
 	if err != nil {
 		j.log.Warn("agent run finished with an error", logattr.Err, err)
 	}
@@ -112,7 +126,7 @@ func (r *agentRun) onStepStart(ctx context.Context, s agent.StepStart) error {
 // mirrors the run record at a phase change and every tenth step.
 func (r *agentRun) onStepDone(ctx context.Context, s agent.Step) error {
 	j := r.j
-	j.w.metrics.step(j.w.provider(), s.Usage)
+	j.w.metrics.step(provider(j.cfg.Model), s.Usage)
 	reviewing := false
 	for i, a := range s.Actions {
 		if a.Name == submitTool && i < len(s.Observations) && !s.Observations[i].Submitted {
@@ -147,18 +161,9 @@ func (r *agentRun) reviewRounds() reviewProgress {
 	return r.review
 }
 
-// provider returns the provider part of the configured model name, the
-// label of the token metric.
-func (w *Worker) provider() string {
-	p, _, _ := strings.Cut(w.opts.Config.Model, "/")
+// provider returns the provider part of a model name, the label of the
+// token metric.
+func provider(model string) string {
+	p, _, _ := strings.Cut(model, "/")
 	return p
-}
-
-// agentConfig returns the agent's limits from the operator's configuration.
-func (w *Worker) agentConfig() agent.Config {
-	c := agent.DefaultConfig()
-	c.MaxSteps = w.opts.Config.MaxSteps
-	c.MaxCostUSD = w.opts.Config.MaxCostUSD
-	c.MaxDuration = w.opts.Config.MaxDuration
-	return c
 }

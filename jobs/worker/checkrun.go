@@ -32,7 +32,7 @@ type checkData struct {
 // progress; failures are logged (the App may lack the checks permission).
 func (j *job) startCheck(ctx context.Context, commit, runID string, res agent.Result) int64 {
 	summary, err := j.w.texts.render(tmplCheckRun, checkData{Outcome: "running", Issue: j.p.Number, Requester: j.p.Requester.Login,
-		Model: j.w.opts.Config.Model, Steps: res.Steps, CostUSD: res.CostUSD, Duration: res.Duration, RunID: runID})
+		Model: j.cfg.Model, Steps: res.Steps, CostUSD: res.CostUSD, Duration: res.Duration, RunID: runID})
 	if err == nil {
 		var cr ghapp.CheckRun
 		cr, err = j.gh.CreateCheckRun(ctx, j.repo, ghapp.NewCheckRun{Name: CheckRunName, HeadSHA: commit, ExternalID: runID,
@@ -56,7 +56,7 @@ func (j *job) finishCheck(ctx context.Context, id int64, runID string, res agent
 		conclusion, title = "neutral", "Incomplete: the run ended before the agent submitted"
 	}
 	summary, err := j.w.texts.render(tmplCheckRun, checkData{Outcome: conclusion, Issue: j.p.Number, Requester: j.p.Requester.Login,
-		ExitStatus: res.Status, Detail: incompleteDetail(res), Model: j.w.opts.Config.Model, Steps: res.Steps,
+		ExitStatus: res.Status, Detail: incompleteDetail(res), Model: j.cfg.Model, Steps: res.Steps,
 		CostUSD: res.CostUSD, Duration: res.Duration, RunID: runID, Verification: verificationOf(res)})
 	if err == nil {
 		_, err = j.gh.UpdateCheckRun(ctx, j.repo, id, ghapp.CheckRunUpdate{Name: CheckRunName, Status: "completed",

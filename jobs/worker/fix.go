@@ -63,7 +63,8 @@ type job struct {
 
 	issue  ghapp.Issue
 	status *statusComment
-	rec    *runs.Run // the run record, once the job has one
+	rec    *runs.Run    // the run record, once the job has one
+	cfg    repoSettings // the repository's settings (applyRepo)
 }
 
 // handleFix runs a fix task (DESIGN.md §4, §5): check the requester and the
@@ -181,6 +182,9 @@ func (j *job) run(ctx context.Context) (string, error) {
 		j.endWaitingStatus(ctx)
 		return outcomeClosed, skip(fmt.Errorf("issue is %s (locked %v)", j.issue.State, j.issue.Locked))
 	}
+	if outcome, stop, err := j.applyRepo(ctx, haveSaved, j.p.Number, false); stop {
+		return outcome, err
+	}
 	ref, err := w.ensureStatus(ctx, j.gh, j.repo, j.p.Number, j.key, j.p.Requester.Login)
 	if err != nil {
 		return outcomeError, err
@@ -195,7 +199,7 @@ func (j *job) run(ctx context.Context) (string, error) {
 			return j.moveToPR(ctx, pr)
 		}
 	}
-	_ = j.status.show(ctx, func(d *statusData) { d.Phase, d.Branch = PhaseCloning, j.branch }, true)
+	_ = j.status.show(ctx, func(d *statusData) { d.Phase, d.Branch, d.Notes = PhaseCloning, j.branch, j.cfg.notes() }, true)
 	return j.work(ctx, saved, haveSaved)
 }
 
@@ -222,6 +226,9 @@ func (j *job) work(ctx context.Context, saved savedResult, haveSaved bool) (stri
 }
 
 func (j *job) workOn(ctx context.Context, saved savedResult, haveSaved bool) (string, error) {
+	if j.cfg.Model == "" { // the job did not load its repository's settings
+		j.cfg = j.w.operatorSettings()
+	}
 	t, err := j.target(ctx, saved, haveSaved)
 	if err != nil {
 		return outcomeError, err
@@ -259,12 +266,16 @@ func (j *job) workOn(ctx context.Context, saved savedResult, haveSaved bool) (st
 		}
 		return j.stopped(ctx, res)
 	}
+	var se *setupError
+	if errors.As(err, &se) {
+		return j.setupFailed(ctx, se)
+	}
 	if err != nil {
 		j.log.Error("the agent could not start", logattr.Err, err)
 		failed := savedResult{RunID: j.rec.ID(), Result: agent.Result{RunID: j.rec.ID(), Status: agent.Error, Reason: err.Error()}}
 		return j.report(ctx, failed, outcomeFailed, "the agent could not start.", "")
 	}
-	saved = savedResult{RunID: j.rec.ID(), Base: wt.Base(), Result: res, Model: j.w.opts.Config.Model, Review: ar.reviewRounds()}
+	saved = savedResult{RunID: j.rec.ID(), Base: wt.Base(), Result: res, Model: j.cfg.Model, Review: ar.reviewRounds()}
 	if t.hasPR {
 		saved.PR = t.pr.Number
 	}
@@ -326,7 +337,7 @@ func (j *job) target(ctx context.Context, saved savedResult, haveSaved bool) (ta
 func (j *job) task() agent.Task {
 	return agent.Task{
 		Repo: j.p.Repo.FullName, Issue: j.p.Number,
-		Title: j.issue.Title, Body: j.issue.Body, Instructions: j.p.Instructions,
+		Title: j.issue.Title, Body: j.issue.Body, Instructions: j.p.Instructions, Notes: j.cfg.Repo.Instructions,
 		Revision: j.revision(),
 	}
 }
@@ -336,7 +347,7 @@ func (j *job) task() agent.Task {
 func (j *job) openRun(ctx context.Context, saved savedResult, haveSaved bool) (*runs.Run, error) {
 	m := runs.Meta{
 		Kind: j.kind, TaskID: j.taskID, DeliveryID: j.p.DeliveryID, Repo: j.p.Repo.FullName,
-		Number: j.thread, Requester: j.p.Requester.Login, Model: j.w.opts.Config.Model,
+		Number: j.thread, Requester: j.p.Requester.Login, Model: j.cfg.Model,
 	}
 	if haveSaved {
 		return j.w.opts.Runs.Open(ctx, saved.RunID, m)

@@ -27,6 +27,7 @@ import (
 
 	"github.com/agentfix/agentfix/agent"
 	"github.com/agentfix/agentfix/agent/llm"
+	"github.com/agentfix/agentfix/budget"
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/ghapp/ghfake"
@@ -160,9 +161,14 @@ func (h *harness) logger() *slog.Logger {
 
 // options returns the worker options of the harness; edit adjusts them.
 func (h *harness) options(reg *prometheus.Registry, edit ...func(*Options)) Options {
+	b, err := budget.New(h.rdb, budget.LimitsFrom(h.cfg), budget.Options{Registerer: reg})
+	if err != nil {
+		h.t.Fatal(err)
+	}
 	o := Options{
 		Config: h.cfg, Redis: h.rdb, GitHub: FromApp(h.app), Cache: h.cache, Runs: h.store,
 		Sandbox: h.sandbox, Model: h.newModel, Registry: reg, Logger: h.logger(),
+		Budget: b, ModelPrice: h.modelPrice,
 		ShutdownTimeout: 300 * time.Millisecond, GitHubTimeout: time.Minute,
 		RetryDelay: func(int, error) time.Duration { return 100 * time.Millisecond },
 		Poll:       20 * time.Millisecond,
@@ -215,6 +221,13 @@ func (h *harness) newModel(name string) (agent.Model, error) {
 		Prices:     map[string]llm.Price{hModel: {Input: 1, Output: 2}},
 		MaxRetries: -1, Getenv: func(string) string { return "" }, Logger: h.logger(),
 	})
+}
+
+// modelPrice is the ModelPrice of the harness's models, from the price
+// their provider bills them at.
+func (h *harness) modelPrice(m agent.Model) ModelPrice {
+	p := m.(*llm.Model).Price()
+	return ModelPrice{InputPerM: max(p.Input, p.CacheWrite), OutputPerM: p.Output, MaxOutputTokens: 4096}
 }
 
 // payload loads a webhook payload from testdata and points it at the

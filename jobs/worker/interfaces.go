@@ -37,6 +37,11 @@ type GitHub interface {
 
 	CreateCheckRun(ctx context.Context, repo ghapp.Repo, r ghapp.NewCheckRun) (ghapp.CheckRun, error)
 	UpdateCheckRun(ctx context.Context, repo ghapp.Repo, id int64, u ghapp.CheckRunUpdate) (ghapp.CheckRun, error)
+
+	// AddLabels puts the repository's configured labels on the bot's PRs.
+	AddLabels(ctx context.Context, repo ghapp.Repo, number int, labels ...string) error
+	// IsTeamMember answers allowed_teams (config.TeamChecker).
+	IsTeamMember(ctx context.Context, org, slug, login string) (bool, error)
 }
 
 var _ GitHub = (*ghapp.Client)(nil)
@@ -51,6 +56,11 @@ type Installations interface {
 	Identity(ctx context.Context) (ghapp.Identity, error)
 	// Forget drops what is cached for a deleted or suspended installation.
 	Forget(id int64)
+	// DefaultBranchFile reads path from the default branch of repo with a
+	// token scoped to repo; installationID 0 looks up the App's
+	// installation covering repo. found is false when the App cannot read
+	// it (see ghapp.App.DefaultBranchFile).
+	DefaultBranchFile(ctx context.Context, installationID int64, repo ghapp.Repo, path string) (data []byte, found bool, err error)
 }
 
 // FromApp returns the Installations of a GitHub App.

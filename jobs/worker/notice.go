@@ -119,9 +119,10 @@ func (nt *notice) allowed(ctx context.Context) (bool, error) {
 	return false, nt.w.refuse(ctx, nt.gh, nt.repo, n.Number, n.IsPR, n.Requester.Login, n.DeliveryID)
 }
 
-// queued checks the requester of a job just enqueued and posts its status
-// comment; for a requester without write access it removes the job while
-// it is still pending (the job checks again if it already started).
+// queued checks the requester of a job just enqueued, and the repository's
+// settings (gate), and posts its status comment; for a requester without
+// write access, or one the settings refuse, it removes the job while it is
+// still pending (the job checks again if it already started).
 func (nt *notice) queued(ctx context.Context) (string, error) {
 	n := nt.n
 	ok, err := nt.allowed(ctx)
@@ -133,6 +134,9 @@ func (nt *notice) queued(ctx context.Context) (string, error) {
 			nt.log.Warn("remove the job of a refused requester", logattr.Err, err)
 		}
 		return outcomeUnauthorized, nil
+	}
+	if outcome, refused, err := nt.gate(ctx); refused {
+		return outcome, err
 	}
 	if n.IsPR {
 		return nt.queuedRound(ctx)

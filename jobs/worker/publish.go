@@ -44,7 +44,7 @@ func (j *job) publish(ctx context.Context, wt *workspace.WorkTree, saved savedRe
 	if err != nil {
 		return outcomeError, err
 	}
-	if len(changes.Workflows) > 0 && !j.w.opts.AllowWorkflowChanges {
+	if len(changes.Workflows) > 0 && !j.cfg.AllowWorkflowChanges {
 		detail := fmt.Sprintf("the change touches %s, and the bot may not change workflows in this repository.",
 			strings.Join(changes.Workflows, ", "))
 		return j.report(ctx, saved, outcomeRefused, detail, res.Patch)
@@ -74,6 +74,7 @@ func (j *job) publish(ctx context.Context, wt *workspace.WorkTree, saved savedRe
 	}
 	check := j.startCheck(ctx, commit, runID, res)
 	incomplete := res.Status == agent.Autosubmitted
+	draftWhy := j.draftReason(saved) // a new pull request opens as a draft when set
 	outcome := outcomePROpened
 	switch {
 	case t.hasPR:
@@ -87,10 +88,11 @@ func (j *job) publish(ctx context.Context, wt *workspace.WorkTree, saved savedRe
 		if incomplete {
 			outcome = outcomeDraftOpened
 		}
-		if pr, err = j.openPR(ctx, saved, runID, t.info, incomplete); err != nil {
+		if pr, err = j.openPR(ctx, saved, runID, t.info, draftWhy != ""); err != nil {
 			return outcomeError, err
 		}
 	}
+	j.addLabels(ctx, pr.Number)
 	if !strings.EqualFold(j.p.Requester.Type, "Bot") {
 		if err := j.gh.RequestReviewers(ctx, j.repo, pr.Number, j.p.Requester.Login); err != nil {
 			j.log.Warn("request review", logattr.PR, pr.Number, logattr.Err, err)
@@ -98,11 +100,14 @@ func (j *job) publish(ctx context.Context, wt *workspace.WorkTree, saved savedRe
 	}
 	j.finishCheck(ctx, check, runID, res)
 	j.endRound(ctx, outcome, commit, res)
-	detail := incompleteDetail(res)
+	draft, detail := incomplete || (!t.hasPR && draftWhy != ""), ""
+	if draft {
+		detail = draftWhy
+	}
 	_ = j.status.show(ctx, func(d *statusData) {
-		d.Phase, d.Outcome, d.PRNumber, d.PRURL, d.Draft, d.Detail = PhaseDone, outcome, pr.Number, pr.HTMLURL, incomplete, detail
+		d.Phase, d.Outcome, d.PRNumber, d.PRURL, d.Draft, d.Detail = PhaseDone, outcome, pr.Number, pr.HTMLURL, draft, detail
 	}, true)
-	if err := j.finalComment(ctx, finalData{Outcome: outcome, PRNumber: pr.Number, PRURL: pr.HTMLURL, Draft: incomplete, Detail: detail}, res); err != nil {
+	if err := j.finalComment(ctx, finalData{Outcome: outcome, PRNumber: pr.Number, PRURL: pr.HTMLURL, Draft: draft, Detail: detail}, res); err != nil {
 		return outcomeError, err
 	}
 	j.record(ctx, res, func(m *runs.Meta) { m.Status, m.PR, m.PRURL = outcome, pr.Number, pr.HTMLURL })
@@ -123,10 +128,11 @@ func (j *job) push(ctx context.Context, wt *workspace.WorkTree, info ghapp.Repos
 }
 
 // openPR opens the issue's pull request, or updates the one an earlier
-// attempt opened. Where GitHub refuses drafts, an incomplete change becomes
-// a regular pull request titled "[incomplete] …".
+// attempt opened. Where GitHub refuses drafts, a draft becomes a regular
+// pull request titled "[incomplete] …" (or "[draft] …" for a submitted
+// change whose tests failed, or a repository that asks for drafts).
 func (j *job) openPR(ctx context.Context, saved savedResult, runID string, info ghapp.Repository, draft bool) (ghapp.PullRequest, error) {
-	body, err := j.prBody(saved, runID, draft)
+	body, err := j.prBody(saved, runID, saved.Result.Status == agent.Autosubmitted)
 	if err != nil {
 		return ghapp.PullRequest{}, err
 	}
@@ -138,13 +144,23 @@ func (j *job) openPR(ctx context.Context, saved savedResult, runID string, info 
 	title := fmt.Sprintf("Fix #%d: %s", j.p.Number, plainTitle(j.issue.Title))
 	pr, err := j.gh.CreatePR(ctx, j.repo, ghapp.NewPullRequest{Title: title, Body: body, Head: j.branch, Base: info.DefaultBranch, Draft: draft})
 	if errors.Is(err, ghapp.ErrDraftUnsupported) {
-		j.log.Info("drafts are not available; opening a regular pull request marked incomplete")
-		pr, err = j.gh.CreatePR(ctx, j.repo, ghapp.NewPullRequest{Title: "[incomplete] " + title, Body: body, Head: j.branch, Base: info.DefaultBranch})
+		mark := "[incomplete] "
+		if saved.Result.Status != agent.Autosubmitted {
+			mark = "[draft] "
+		}
+		j.log.Info("drafts are not available; opening a regular pull request titled " + mark)
+		pr, err = j.gh.CreatePR(ctx, j.repo, ghapp.NewPullRequest{Title: mark + title, Body: body, Head: j.branch, Base: info.DefaultBranch})
 	}
 	return pr, err
 }
 
-// prBodyData is the data of the pull request body.
+// prBodyData is the data of the pull request body. Of the verification
+// (see job.verification): TestCommand is the repository's test command;
+// TestRan says it ran in the review, TestVerdict how it ended ("passed",
+// "failed with exit code 1", "timed out"), TestFinal that it ran on the
+// final change, TestOutput the end of its output when it did not pass.
+// ReviewRounds of ReviewStages review messages were shown. DraftReason
+// says why a submitted change opens as a draft.
 type prBodyData struct {
 	Issue        int
 	Incomplete   bool
@@ -152,8 +168,14 @@ type prBodyData struct {
 	Summary      string
 	Truncated    int
 	TestCommand  string
+	TestRan      bool
 	TestPassed   bool
+	TestVerdict  string
+	TestFinal    bool
+	TestOutput   string
 	ReviewRounds int
+	ReviewStages int
+	DraftReason  string
 	Requester    string
 	Model        string
 	Steps        int
@@ -173,6 +195,7 @@ func (j *job) prBody(saved savedResult, runID string, incomplete bool) (string, 
 		ReviewRounds: saved.Review.Rounds, Requester: j.p.Requester.Login, Model: saved.Model,
 		Steps: res.Steps, CostUSD: res.CostUSD, Duration: res.Duration, RunID: runID, Command: j.w.opts.Config.Command,
 	}
+	j.verification(&d, saved, runID)
 	return renderPRBody(j.w.texts, d)
 }
 
@@ -252,6 +275,7 @@ type finalData struct {
 	StoppedBy                  string
 	Summary                    string
 	Patch                      string
+	SetupOutput                string // the end of a failed setup command's output
 	RunID                      string
 	Steps                      int
 	CostUSD                    float64
@@ -264,7 +288,7 @@ type finalData struct {
 func (j *job) finalComment(ctx context.Context, d finalData, res agent.Result) error {
 	marker := ghapp.Marker("final " + j.key)
 	d.Marker, d.Requester, d.Command, d.RunID = marker, j.p.Requester.Login, j.w.opts.Config.Command, j.runID()
-	d.Summary, d.Steps, d.CostUSD, d.Duration, d.Model = res.Summary, res.Steps, res.CostUSD, res.Duration, j.w.opts.Config.Model
+	d.Summary, d.Steps, d.CostUSD, d.Duration, d.Model = res.Summary, res.Steps, res.CostUSD, res.Duration, j.cfg.Model
 	if len(d.Patch) > maxPatchShown {
 		d.Patch = strings.ToValidUTF8(d.Patch[:maxPatchShown], "") + "\n… (truncated)"
 	}

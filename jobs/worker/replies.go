@@ -170,4 +170,9 @@ type replyData struct {
 	// the operator's per-job limits (operatorLimits); per-repository
 	// configuration and budgets add their own lines.
 	Limits []string
+	// Budget says which budget is used up and when it resets (over
+	// budget); ConfigFile is the repository's configuration file (not
+	// allowed).
+	Budget     string
+	ConfigFile string
 }

@@ -165,7 +165,8 @@ func TestPRBodyGolden(t *testing.T) {
 	incomplete := base
 	incomplete.Incomplete, incomplete.Detail, incomplete.Summary = true, "step limit reached: 75 of 75 steps", ""
 	tested := base
-	tested.Summary, tested.ReviewRounds, tested.TestCommand, tested.TestPassed = "Fixed it.", 2, "go test ./...", true
+	tested.Summary, tested.ReviewRounds, tested.ReviewStages = "Fixed it.", 2, 2
+	tested.TestCommand, tested.TestRan, tested.TestPassed, tested.TestVerdict, tested.TestFinal = "go test ./...", true, true, "passed", true
 	var b strings.Builder
 	for _, c := range []golden{{"submitted", base}, {"incomplete", incomplete}, {"with test command", tested}} {
 		out, err := renderPRBody(x, c.data.(prBodyData))

@@ -59,6 +59,10 @@ type statusData struct {
 	StoppedBy string
 	RunID     string
 	Elapsed   time.Duration
+	// Problems lists what is wrong with the repository's configuration
+	// (failed), shown as a code block; Notes say what of it did not apply.
+	Problems string
+	Notes    []string
 }
 
 // statusComment is a job's one status comment, edited in place: at once on

@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/budget"
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/internal/logattr"
 	"github.com/agentfix/agentfix/jobs"
@@ -34,7 +36,7 @@ const (
 )
 
 // Options are the dependencies of a Worker. Config, Redis, GitHub, Cache,
-// Runs, Sandbox, Model, Registry and Logger are required.
+// Runs, Sandbox, Model, Budget, Registry and Logger are required.
 type Options struct {
 	// Config supplies the data directory, the model name, the job limits,
 	// the concurrency of each queue, the trigger label and command.
@@ -50,15 +52,26 @@ type Options struct {
 	Registry prometheus.Registerer
 	Logger   *slog.Logger
 
-	// AllowWorkflowChanges lets a job push changes under
-	// .github/workflows/ (per-repository configuration will narrow it).
+	// Budget charges model calls to the job's, the repository's and the
+	// installation's budgets (DESIGN.md §9); it may be shared by any
+	// number of workers on one Redis.
+	Budget *budget.Budget
+	// ModelPrice tells the budgets what a call of a model built by Model
+	// can cost at most; nil counts every model as unpriced (tokens only).
+	ModelPrice func(agent.Model) ModelPrice
+
+	// AllowWorkflowChanges lets every job push changes under
+	// .github/workflows/; without it a repository allows them for itself
+	// with allow_workflow_changes in its .github/agent-fix.yml.
 	AllowWorkflowChanges bool
 	// CommitAuthor is the identity of the bot's commits; empty means the
 	// App's bot account, "<slug>[bot] <<slug>[bot]@users.noreply.github.com>".
 	CommitAuthor workspace.Identity
-	// PublicURL, when set, links run ids in PR bodies to
-	// PublicURL/runs/<run_id>.
+	// PublicURL (AGENTFIX_PUBLIC_URL) and LinkKey (runs.LinkKey), when
+	// both set, put a signed link to the run's page in PR bodies, valid
+	// for Config.RunRetention.
 	PublicURL string
+	LinkKey   []byte
 
 	// Now is the clock (default time.Now).
 	Now func() time.Time
@@ -100,8 +113,8 @@ type Worker struct {
 func New(o Options) (*Worker, error) {
 	switch {
 	case o.Config == nil || o.Redis == nil || o.GitHub == nil || o.Cache == nil || o.Runs == nil ||
-		o.Sandbox == nil || o.Model == nil || o.Registry == nil || o.Logger == nil:
-		return nil, errors.New("worker: Config, Redis, GitHub, Cache, Runs, Sandbox, Model, Registry and Logger are required")
+		o.Sandbox == nil || o.Model == nil || o.Budget == nil || o.Registry == nil || o.Logger == nil:
+		return nil, errors.New("worker: Config, Redis, GitHub, Cache, Runs, Sandbox, Model, Budget, Registry and Logger are required")
 	case o.Config.Model == "":
 		return nil, errors.New("worker: AGENTFIX_MODEL is not set")
 	case o.Config.DataDir == "":

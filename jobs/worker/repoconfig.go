@@ -1,0 +1,135 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/config"
+	"github.com/agentfix/agentfix/ghapp"
+)
+
+// repoSettings are a job's settings in one repository: the operator's
+// configuration with the repository's .github/agent-fix.yml applied
+// (DESIGN.md §4, §9). Fix and revise jobs get them from loadRepoConfig.
+type repoSettings struct {
+	// Repo is the repository's configuration; config.DefaultRepo when it
+	// has no file.
+	Repo config.Repo
+	// Model is the model the job uses: the repository's, else
+	// AGENTFIX_MODEL.
+	Model string
+	// Limits are the job's limits: the operator's, lowered by the
+	// repository's.
+	Limits config.JobLimits
+	// Capped lists the limits the repository set above the operator's,
+	// which therefore do not apply.
+	Capped []config.CappedLimit
+	// AllowWorkflowChanges lets the change touch .github/workflows/: the
+	// operator allows it everywhere or the repository allows it for itself.
+	AllowWorkflowChanges bool
+}
+
+// agentConfig returns the agent's limits.
+func (s repoSettings) agentConfig() agent.Config {
+	c := agent.DefaultConfig()
+	c.MaxSteps, c.MaxCostUSD, c.MaxDuration = s.Limits.MaxSteps, s.Limits.MaxCostUSD, s.Limits.MaxDuration
+	return c
+}
+
+// branch is the branch of issue's pull request: the repository's prefix
+// (agent-fix/ by default) and issue-<N>.
+func (s repoSettings) branch(issue int) string {
+	return fmt.Sprintf("%sissue-%d", s.Repo.BranchPrefix, issue)
+}
+
+// notes say what of the repository's configuration did not apply, for the
+// status comment.
+func (s repoSettings) notes() []string {
+	var out []string
+	for _, c := range s.Capped {
+		out = append(out, fmt.Sprintf("%s: %s", config.RepoFile, c))
+	}
+	return out
+}
+
+// operatorSettings are the settings of a job without the repository's:
+// the operator's configuration alone.
+func (w *Worker) operatorSettings() repoSettings {
+	return repoSettings{Repo: config.DefaultRepo(), Model: w.opts.Config.Model, Limits: w.opts.Config.JobLimits(),
+		AllowWorkflowChanges: w.opts.AllowWorkflowChanges}
+}
+
+// repoConfigError is a repository configuration a job cannot use. Its
+// text is written for the requester, who can fix it.
+type repoConfigError struct {
+	// Problems lists what is wrong, one a line, each naming its file.
+	Problems string
+}
+
+func (e *repoConfigError) Error() string { return "invalid repository configuration:\n" + e.Problems }
+
+// loadRepoConfig returns the settings of a job in repo: RepoFile from the
+// default branch (never another branch), or the owner's .github
+// repository's, and the files they extend, each read with a token scoped
+// to its repository; then the limits lowered by the repository's, and its
+// model checked. A configuration the job cannot use is a *repoConfigError,
+// for the requester; a failure to read it is an error to retry.
+func (w *Worker) loadRepoConfig(ctx context.Context, installation int64, repo ghapp.Repo) (repoSettings, error) {
+	files := repoFiles{inst: w.opts.GitHub, installation: installation, owner: repo.Owner}
+	rc, err := config.LoadRepo(ctx, files, repo.Owner, repo.Name)
+	var re *config.RepoError
+	if errors.As(err, &re) {
+		return repoSettings{}, &repoConfigError{Problems: re.Error()}
+	}
+	if err != nil {
+		return repoSettings{}, err
+	}
+	s := repoSettings{Repo: rc, Model: w.opts.Config.Model,
+		AllowWorkflowChanges: w.opts.AllowWorkflowChanges || rc.AllowWorkflowChanges}
+	s.Limits, s.Capped = rc.Limits(w.opts.Config.JobLimits())
+	if rc.Model != "" && rc.Model != s.Model {
+		if _, err := w.opts.Model(rc.Model); err != nil {
+			return repoSettings{}, &repoConfigError{Problems: fmt.Sprintf("%s: model: %s cannot be used here: %v", sourceOf(rc), rc.Model, err)}
+		}
+		s.Model = rc.Model
+	}
+	return s, nil
+}
+
+// sourceOf names the file(s) a configuration came from, for messages.
+func sourceOf(rc config.Repo) string {
+	if len(rc.Sources) <= 1 {
+		return config.RepoFile
+	}
+	return config.RepoFile + " (with " + strings.Join(rc.Sources[:len(rc.Sources)-1], ", ") + ")"
+}
+
+// repoFiles reads configuration files for LoadRepo: from the default
+// branch only, each with a token scoped to its repository — of the job's
+// installation for a repository of the same owner, of whichever
+// installation of the App covers it otherwise. A repository the App cannot
+// read counts as absent.
+type repoFiles struct {
+	inst         Installations
+	installation int64
+	owner        string
+}
+
+func (f repoFiles) GetFile(ctx context.Context, owner, name, path string) ([]byte, bool, error) {
+	id := int64(0) // look the installation up
+	if strings.EqualFold(owner, f.owner) {
+		id = f.installation
+	}
+	return f.inst.DefaultBranchFile(ctx, id, ghapp.Repo{Owner: owner, Name: name}, path)
+}
+
+var _ config.RepoFileGetter = repoFiles{}
+
+// DefaultBranchFile reads a file from the default branch of a repository
+// with a token scoped to it (see ghapp.App.DefaultBranchFile).
+func (a appInstallations) DefaultBranchFile(ctx context.Context, installationID int64, repo ghapp.Repo, path string) ([]byte, bool, error) {
+	return a.app.DefaultBranchFile(ctx, installationID, repo, path)
+}
