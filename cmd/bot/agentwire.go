@@ -6,8 +6,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentfix/agentfix/agent"
 	"github.com/agentfix/agentfix/agent/llm"
 	"github.com/agentfix/agentfix/config"
+	"github.com/agentfix/agentfix/jobs/worker"
 	"github.com/agentfix/agentfix/tools"
 	"github.com/agentfix/agentfix/workspace"
 )
@@ -95,6 +97,24 @@ func newModel(cfg *config.App, name string, log *slog.Logger) (*llm.Model, error
 		return nil, configError{err}
 	}
 	return m, nil
+}
+
+// modelPrice tells the worker's budgets the most one call of a model
+// built by newModel can cost: its price per million tokens (input at the
+// larger of the input and cache-write prices) and its reply limit where
+// one is set (Anthropic's default; OpenAI-compatible servers keep theirs,
+// and the worker reserves its default allowance).
+func modelPrice(m agent.Model) worker.ModelPrice {
+	lm, ok := m.(*llm.Model)
+	if !ok {
+		return worker.ModelPrice{}
+	}
+	p := lm.Price()
+	mp := worker.ModelPrice{InputPerM: max(p.Input, p.CacheWrite), OutputPerM: p.Output}
+	if provider, _, _ := strings.Cut(lm.Name(), "/"); provider == "anthropic" {
+		mp.MaxOutputTokens = llm.DefaultAnthropicMaxTokens
+	}
+	return mp
 }
 
 func sortedKeys[V any](m map[string]V) []string {

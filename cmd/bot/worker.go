@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/budget"
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/jobs/worker"
@@ -68,8 +69,9 @@ func (m *Main) runWorker(ctx context.Context, args []string) error {
 }
 
 // newWorker wires the worker: the GitHub App, the repository cache and run
-// records under AGENTFIX_DATA_DIR, and the sandbox and model named by the
-// configuration. Names that select nothing, a sandbox that cannot run here
+// records under AGENTFIX_DATA_DIR, the budgets on the shared Redis, the
+// signed run links of PR bodies (with AGENTFIX_PUBLIC_URL), and the
+// sandbox and model named by the configuration. Names that select nothing, a sandbox that cannot run here
 // and a model that cannot be built stop startup.
 func newWorker(cfg *config.App, rdb redis.UniversalClient, reg *prometheus.Registry, log *slog.Logger) (*worker.Worker, error) {
 	if cfg.Model == "" {
@@ -98,6 +100,10 @@ func newWorker(cfg *config.App, rdb redis.UniversalClient, reg *prometheus.Regis
 	if err != nil {
 		return nil, fmt.Errorf("AGENTFIX_DATA_DIR: %w", err)
 	}
+	spend, err := budget.New(rdb, budget.LimitsFrom(cfg), budget.Options{Registerer: reg})
+	if err != nil {
+		return nil, configError{err}
+	}
 	return worker.New(worker.Options{
 		Config: cfg, Redis: rdb, GitHub: worker.FromApp(app), Cache: cache, Runs: store,
 		Sandbox: sandbox,
@@ -108,6 +114,8 @@ func newWorker(cfg *config.App, rdb redis.UniversalClient, reg *prometheus.Regis
 			}
 			return m, nil
 		},
+		Budget: spend, ModelPrice: modelPrice,
+		PublicURL: cfg.PublicURL, LinkKey: runs.LinkKey(cfg.WebhookSecret),
 		Registry: reg, Logger: log,
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -122,7 +123,7 @@ func TestServeLabelToPullRequest(t *testing.T) {
 		fakeCall{tool: "submit", args: map[string]string{"summary": "Add adds."}},
 		fakeCall{tool: "submit", args: map[string]string{}},
 	)
-	bot := start(t, botEnv(t, f, ai, ""), "serve")
+	bot := start(t, append(botEnv(t, f, ai, ""), "AGENTFIX_PUBLIC_URL=https://bot.example.com"), "serve")
 
 	raw, err := os.ReadFile(filepath.Join("..", "..", "webhook", "testdata", "issues.labeled.json"))
 	if err != nil {
@@ -155,6 +156,25 @@ func TestServeLabelToPullRequest(t *testing.T) {
 	pr := f.PRs("octo/widget")[0]
 	if !strings.HasPrefix(pr.Body, "Fixes #1\n") || pr.Head != "agent-fix/issue-1" {
 		t.Errorf("PR head %s body:\n%s", pr.Head, pr.Body)
+	}
+	// The signed link to the run's page (AGENTFIX_PUBLIC_URL is set) opens
+	// it without the admin token.
+	link := regexp.MustCompile(`\(https://bot\.example\.com(/runs/[^)]+)\)`).FindStringSubmatch(pr.Body)
+	if link == nil {
+		t.Fatalf("PR body lacks the signed run link:\n%s", pr.Body)
+	}
+	code, page := get(t, bot.addr+link[1])
+	for (code != http.StatusOK || !strings.Contains(page, "Add adds.")) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		code, page = get(t, bot.addr+link[1])
+	}
+	if code != http.StatusOK || !strings.Contains(page, "Add adds.") {
+		t.Errorf("GET %s = %d, want the run's page with the agent's summary", link[1], code)
+	}
+	// The run's model calls were charged to the budgets.
+	_, metrics := get(t, bot.addr+"/metrics")
+	if !regexp.MustCompile(`(?m)^agentfix_budget_spent_usd\{scope="job"\} 0\.\d*[1-9]`).MatchString(metrics) {
+		t.Errorf("/metrics shows no job spend:\n%s", metrics)
 	}
 	if got := f.Files("octo/widget", pr.Head)["calc.go"]; !bytes.Contains([]byte(got), []byte("return a + b")) {
 		t.Errorf("calc.go on the branch:\n%s", got)
