@@ -6,8 +6,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentfix/agentfix/ghapp/ghfake"
+	"github.com/agentfix/agentfix/jobs"
 )
 
 // edit is a scripted str_replace of the agent.
@@ -286,5 +288,67 @@ func TestAnotherBotsPR(t *testing.T) {
 	}
 	if n := len(h.botComments(pr)); n != 1 || h.model.calls() != 0 || gitCalls(h.f) != 0 {
 		t.Errorf("bot comments %d, model calls %d, git requests %d; want one reply and nothing else", n, h.model.calls(), gitCalls(h.f))
+	}
+}
+
+// TestKeptAfterTheRoundEnded: a command the notice keeps just after the
+// round's handler counted the kept commands sees the round-end marker and
+// starts the follow-up round itself.
+func TestKeptAfterTheRoundEnded(t *testing.T) {
+	h := newHarness(t)
+	pr := h.botPR()
+	h.model.add(edit("README.md", "# widget", "# widget\n\nAdd adds."), submit("Documented Add."), submit(""))
+	reg, _ := h.startWorker()
+	// A second Worker on the same Redis plays the notice that kept the
+	// command; the running one handles the follow-up task.
+	w, err := New(h.options(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	taskID := jobs.ReviseTaskID(hRepo, pr)
+	if _, err := w.state.roundEnded(t.Context(), taskID, "d-ended"); err != nil {
+		t.Fatal(err)
+	}
+	f := jobs.FollowUp{Installation: hInstall, Repo: jobs.Repo{FullName: hRepo}, Number: pr, Author: jobs.User{Login: h.f.BotLogin(), Type: "Bot"}}
+	c := jobs.KeptCommand{DeliveryID: "d-late", Requester: jobs.User{Login: hRequester, ID: hUserID, Type: "User"},
+		Trigger: jobs.Trigger{Kind: jobs.TriggerIssueComment}, Instructions: "document Add"}
+	if err := w.keepCommand(t.Context(), f, c); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the follow-up round's reply", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
+	if prompt := h.model.prompt(0); !strings.Contains(prompt, "Request 1 of 1, by @alice in a comment:\ndocument Add") {
+		t.Errorf("the follow-up round's task lacks the kept command:\n%s", prompt)
+	}
+	if got := metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "followup", "outcome": outcomeStarted}); got != 1 {
+		t.Errorf("follow-up tasks that started a round = %v, want 1", got)
+	}
+}
+
+// TestIssueTriggerWhileARoundRuns: a command on the issue while a round
+// runs on its pull request is kept for the next round there, and the
+// issue's status comment says so.
+func TestIssueTriggerWhileARoundRuns(t *testing.T) {
+	h := newHarness(t)
+	h.cfg.AgentConcurrency = 2 // a slot for the issue's fix job while the round holds the other
+	pr := h.botPR()
+	release, reached := make(chan struct{}), make(chan struct{})
+	first := edit("calc.go", "// Add returns a plus b.", "// Add returns the sum of a and b.")
+	first.before, first.block = func() { close(reached) }, release
+	h.model.add(first, submit("Reworded."), submit(""))
+	h.model.add(edit("README.md", "# widget", "# widget\n\nAdd adds."), submit("Documented Add."), submit(""))
+	h.startWorker()
+	h.commentOn(pr, h.f.BotLogin(), hRequester, "/agent-fix reword the comment")
+	await(t, reached, "the round's agent")
+	h.comment(hRequester, "/agent-fix also document it")
+	h.waitFor("the issue's status comment to point at the PR", func() bool {
+		return len(h.commentsWith(h.issue, "a round is running there; this request runs in the next round when it ends.")) == 1
+	})
+	close(release)
+	h.waitFor("both rounds' replies", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 2 })
+	if prompt := h.model.prompt(3); !strings.Contains(prompt, "by @alice in a comment:\nalso document it") {
+		t.Errorf("the follow-up round's task lacks the issue's command:\n%s", prompt)
+	}
+	if files := h.f.Files(hRepo, "agent-fix/issue-1"); !strings.Contains(files["README.md"], "Add adds.") || !strings.Contains(files["calc.go"], "sum") {
+		t.Errorf("branch files = %v, want both rounds' changes", files)
 	}
 }
