@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/hibiken/asynq"
@@ -206,10 +205,8 @@ func (nt *notice) stop(ctx context.Context) (string, error) {
 		if err != nil {
 			return outcomeError, err
 		}
-		if issue, ok := strings.CutPrefix(pr.Head, BranchPrefix); ok {
-			if k, err := strconv.Atoi(issue); err == nil && k > 0 {
-				ids = append(ids, jobs.FixTaskID(n.Repo.FullName, k))
-			}
+		if k := issueOf(pr); k > 0 {
+			ids = append(ids, jobs.FixTaskID(n.Repo.FullName, k))
 		}
 	}
 	for _, id := range ids {

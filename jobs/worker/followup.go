@@ -266,6 +266,9 @@ func (nt *notice) followUp(ctx context.Context) (string, error) {
 	if err != nil || !ok {
 		return outcomeUnauthorized, err
 	}
+	if outcome, refused, err := nt.gate(ctx); refused {
+		return outcome, err
+	}
 	if n.Trigger.ReviewID != 0 && nt.w.runningReview(n.AgentTaskID) == n.Trigger.ReviewID {
 		return outcomeAcknowledged, nil
 	}
@@ -383,7 +386,8 @@ func (w *Worker) roundGone(ctx context.Context, payload []byte, drop bool) {
 }
 
 // issueRound returns the revise task id of the open bot pull request of
-// issue n, "" when it has none.
+// issue n, "" when it has none. The branch follows the repository's
+// branch_prefix (the default one when its configuration cannot be read).
 func (w *Worker) issueRound(ctx context.Context, installation int64, fullName string, n int) (string, error) {
 	repo, err := ghapp.ParseRepo(fullName)
 	if err != nil {
@@ -393,7 +397,11 @@ func (w *Worker) issueRound(ctx context.Context, installation int64, fullName st
 	if err != nil {
 		return "", err
 	}
-	pr, open, err := gh.FindPR(ctx, repo, BranchPrefix+strconv.Itoa(n))
+	branch := BranchPrefix + strconv.Itoa(n)
+	if s, err := w.loadRepoConfig(ctx, installation, repo); err == nil {
+		branch = s.branch(n) // the repository's branch_prefix
+	}
+	pr, open, err := gh.FindPR(ctx, repo, branch)
 	if err != nil || !open {
 		return "", err
 	}

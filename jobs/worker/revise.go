@@ -71,8 +71,9 @@ func (w *Worker) handleRevise(ctx context.Context, t *asynq.Task) error {
 }
 
 // runRevise checks the round can run — the requester may write, the pull
-// request is the bot's own, open, and names its issue — posts the round's
-// status comment on the pull request, and runs the job.
+// request is the bot's own, open, and names its issue, the repository's
+// settings let the requester in and its budgets are not used up — posts
+// the round's status comment on the pull request, and runs the job.
 func (j *job) runRevise(ctx context.Context) (string, error) {
 	w := j.w
 	if m, ok, err := w.state.cancelFor(ctx, j.taskID, j.p.DeliveryID); err != nil {
@@ -101,6 +102,9 @@ func (j *job) runRevise(ctx context.Context) (string, error) {
 		return outcomeUnauthorized, skip(fmt.Errorf("%s has %s permission, not write", j.p.Requester.Login, perm))
 	}
 	if outcome, err := j.checkPR(ctx); err != nil || outcome != "" {
+		return outcome, err
+	}
+	if outcome, stop, err := j.applyRepo(ctx, haveSaved, j.thread, true); stop {
 		return outcome, err
 	}
 	ref, err := w.ensureStatus(ctx, j.gh, j.repo, j.thread, j.key, j.p.Requester.Login)
