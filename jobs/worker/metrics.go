@@ -23,7 +23,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentfix_jobs_total",
-			Help: "Tasks handled by the worker, by kind (fix, revise, notice, cancel) and outcome.",
+			Help: "Tasks handled by the worker, by kind (fix, revise, notice, cancel, followup) and outcome.",
 		}, []string{"kind", "outcome"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "agentfix_job_duration_seconds",
