@@ -100,9 +100,20 @@ func (s state) keptCommands(ctx context.Context, taskID string) ([]jobs.KeptComm
 	return decodeKept(taskID, raw)
 }
 
-// takeKept removes the first n kept commands of task id (a follow-up round
-// answers them); commands kept since stay.
-func (s state) takeKept(ctx context.Context, taskID string, n int) error {
+// takeKept removes from the head of task id's kept commands those of
+// answered (a follow-up round answers them), matched in order by delivery,
+// so a retry that finds them removed already removes nothing; commands
+// kept since stay. Only follow-up tasks remove from the head and notices
+// append at the tail, so the two steps need no transaction.
+func (s state) takeKept(ctx context.Context, taskID string, answered []jobs.KeptCommand) error {
+	head, err := s.keptCommands(ctx, taskID)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for n < len(head) && n < len(answered) && head[n].DeliveryID == answered[n].DeliveryID {
+		n++
+	}
 	if err := s.rdb.LTrim(ctx, followupPrefix+taskID, int64(n), -1).Err(); err != nil {
 		return fmt.Errorf("take kept commands of %s: %w", taskID, err)
 	}
@@ -209,7 +220,10 @@ func (w *Worker) startFollowUp(ctx context.Context, f jobs.FollowUp, repo ghapp.
 			return outcomeError, err
 		}
 		d := payloadDelivery(info.Payload)
-		if d == delivery || info.State == asynq.TaskStateCompleted || info.State == asynq.TaskStateArchived {
+		if d == delivery { // a retry: the round is enqueued; its commands may still be kept
+			return w.takeAnswered(ctx, taskID, info.Payload)
+		}
+		if info.State == asynq.TaskStateCompleted || info.State == asynq.TaskStateArchived {
 			break
 		}
 		if d != f.After || info.State != asynq.TaskStateActive {
@@ -241,7 +255,7 @@ func (w *Worker) startFollowUp(ctx context.Context, f jobs.FollowUp, repo ghapp.
 		log.Info("another round took the pull request meanwhile; it takes the kept commands when it ends")
 		return outcomeKept, nil
 	}
-	if err := w.state.takeKept(ctx, taskID, len(kept)); err != nil {
+	if err := w.state.takeKept(ctx, taskID, kept); err != nil {
 		return outcomeError, err
 	}
 	log.Info(fmt.Sprintf("follow-up round %s queued for %d kept commands", delivery, len(kept)))
@@ -252,6 +266,19 @@ func (w *Worker) startFollowUp(ctx context.Context, f jobs.FollowUp, repo ghapp.
 	}
 	if err != nil {
 		log.Warn("post the follow-up round's status comment; the round posts it when it starts", logattr.Err, err)
+	}
+	return outcomeStarted, nil
+}
+
+// takeAnswered removes the commands the enqueued follow-up round (its task
+// payload) answers from those kept.
+func (w *Worker) takeAnswered(ctx context.Context, taskID string, payload []byte) (string, error) {
+	p, err := jobs.Decode[jobs.RevisePR](payload)
+	if err != nil {
+		return outcomeError, skip(err)
+	}
+	if err := w.state.takeKept(ctx, taskID, p.FollowUps); err != nil {
+		return outcomeError, err
 	}
 	return outcomeStarted, nil
 }

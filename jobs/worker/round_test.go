@@ -206,8 +206,15 @@ func TestKeptCommandsAroundTheRoundEnd(t *testing.T) {
 	if err != nil || len(kept) != 2 || kept[0].DeliveryID != "k1" || kept[1].Instructions != "do k2" {
 		t.Fatalf("kept = %+v, %v", kept, err)
 	}
-	if err := s.takeKept(ctx, id, 1); err != nil {
+	if err := s.takeKept(ctx, id, kept[:1]); err != nil {
 		t.Fatal(err)
+	}
+	// A retry that took them already takes nothing more.
+	if err := s.takeKept(ctx, id, kept[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := s.keptCommands(ctx, id); err != nil || len(left) != 1 || left[0].DeliveryID != "k2" {
+		t.Fatalf("kept after taking k1 twice = %+v, %v; want k2", left, err)
 	}
 	if err := s.roundStarted(ctx, id); err != nil {
 		t.Fatal(err)
