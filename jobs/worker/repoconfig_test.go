@@ -1,0 +1,349 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentfix/agentfix/config"
+	"github.com/agentfix/agentfix/ghapp"
+	"github.com/agentfix/agentfix/ghapp/ghfake"
+)
+
+// configure commits yml as the repository's .github/agent-fix.yml on
+// branch.
+func (h *harness) configure(branch, yml string) {
+	h.t.Helper()
+	h.f.Commit(hRepo, branch, map[string]string{config.RepoFile: yml}, "configure agentfix")
+}
+
+// lastMessages returns, for each query the model got in order, the
+// content of its last message: the instance prompt, then the observation
+// (a tool result) the step before produced.
+func (m *fakeModel) lastMessages() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, r := range m.requests {
+		msgs, _ := r["messages"].([]any)
+		if len(msgs) == 0 {
+			out = append(out, "")
+			continue
+		}
+		last, _ := msgs[len(msgs)-1].(map[string]any)
+		content, _ := last["content"].(string)
+		out = append(out, content)
+	}
+	return out
+}
+
+// finals returns the bot's final comments on the issue.
+func (h *harness) finals() []ghfake.Comment { return h.commentsWith(h.issue, "agentfix:final") }
+
+func TestRepoTestCommand(t *testing.T) {
+	tests := []struct {
+		name       string
+		test       string
+		draft      bool
+		inReview   string // in the review message the model got
+		inBody     []string
+		finalWords string
+	}{
+		{
+			name:       "passing test, ready",
+			test:       "grep -q 'a + b' calc.go && echo calc ok",
+			inReview:   "- The repository's test command `grep -q 'a + b' calc.go && echo calc ok` passed:\n\n```\ncalc ok\n```",
+			inBody:     []string{"The harness ran the repository's test command `grep -q 'a + b' calc.go && echo calc ok` when the agent reviewed its change: it passed on the final change."},
+			finalWords: "I opened #2 for this issue; it is ready for your review.",
+		},
+		{
+			name:     "failing test, draft",
+			test:     "echo 'FAIL: calc.Sub is missing'; exit 3",
+			draft:    true,
+			inReview: "- The repository's test command `echo 'FAIL: calc.Sub is missing'; exit 3` failed with exit code 3:\n\n```\nFAIL: calc.Sub is missing\n```",
+			inBody: []string{
+				"> Opened as a draft: the repository's test command `echo 'FAIL: calc.Sub is missing'; exit 3` failed with exit code 3 on the change.",
+				"it failed with exit code 3 on the final change.",
+				"<details><summary>The end of its output</summary>\n\n```\nFAIL: calc.Sub is missing\n```",
+			},
+			finalWords: "I opened #2 for this issue as a draft: the repository's test command",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.configure("main", "test: "+yamlQuote(tt.test)+"\ninstructions: Keep the change to calc.go.\nlabels: [bot-made, needs-review]\n")
+			h.model.add(fixCalc(), submit("Fixed Add."), submit(""))
+			h.startWorker()
+			h.label(hRequester)
+			h.waitFor("the final comment", func() bool { return len(h.finals()) == 1 })
+
+			msgs := h.model.lastMessages()
+			if len(msgs) != 3 {
+				t.Fatalf("model queries = %d, want 3", len(msgs))
+			}
+			if !strings.Contains(msgs[0], "Keep the change to calc.go.") {
+				t.Errorf("the task lacks the repository's instructions:\n%s", msgs[0])
+			}
+			if !strings.Contains(msgs[2], tt.inReview) {
+				t.Errorf("the review message lacks %q:\n%s", tt.inReview, msgs[2])
+			}
+			prs := h.prs()
+			if len(prs) != 1 {
+				t.Fatalf("pull requests = %d, want 1", len(prs))
+			}
+			if prs[0].Draft != tt.draft {
+				t.Errorf("PR draft = %v, want %v", prs[0].Draft, tt.draft)
+			}
+			for _, want := range tt.inBody {
+				if !strings.Contains(prs[0].Body, want) {
+					t.Errorf("PR body lacks %q:\n%s", want, prs[0].Body)
+				}
+			}
+			if diff := cmp.Diff([]string{"bot-made", "needs-review"}, h.f.Labels(hRepo, prs[0].Number)); diff != "" {
+				t.Errorf("PR labels (-want +got):\n%s", diff)
+			}
+			if final := h.finals()[0].Body; !strings.Contains(final, tt.finalWords) {
+				t.Errorf("final comment lacks %q:\n%s", tt.finalWords, final)
+			}
+		})
+	}
+}
+
+// yamlQuote quotes s as a YAML single-quoted scalar.
+func yamlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func TestInvalidRepoConfig(t *testing.T) {
+	h := newHarness(t)
+	h.configure("main", "test: make test\nmax_steps: many\ncolour: blue\n")
+	h.startWorker()
+	h.label(hRequester)
+	h.waitFor("the job to end for good", func() bool { return h.taskState() == "archived" })
+	status := h.commentsWith(h.issue, "agentfix:status")
+	if len(status) != 1 {
+		t.Fatalf("status comments = %d, want 1", len(status))
+	}
+	for _, want := range []string{
+		"❌ **Failed**: the repository's configuration cannot be used. Fix .github/agent-fix.yml on the default branch and ask again.",
+		".github/agent-fix.yml:2: max_steps: must be a positive integer",
+		".github/agent-fix.yml:3: colour: unknown key",
+	} {
+		if !strings.Contains(status[0].Body, want) {
+			t.Errorf("status comment lacks %q:\n%s", want, status[0].Body)
+		}
+	}
+	if n := gitCalls(h.f); n != 0 {
+		t.Errorf("the git server got %d requests, want none (no clone)", n)
+	}
+	if len(h.prs()) != 0 || h.model.calls() != 0 {
+		t.Errorf("PRs %d, model calls %d; want none", len(h.prs()), h.model.calls())
+	}
+}
+
+func TestRepoConfigOnAnotherBranch(t *testing.T) {
+	h := newHarness(t)
+	h.configure("feature", "test: exit 1\ndraft: true\nnot_a_key: x\n")
+	h.model.add(fixCalc(), submit("Fixed Add."), submit(""))
+	h.startWorker()
+	h.label(hRequester)
+	h.waitFor("the final comment", func() bool { return len(h.finals()) == 1 })
+	prs := h.prs()
+	if len(prs) != 1 || prs[0].Draft {
+		t.Fatalf("pull requests = %+v, want one ready: the feature branch's configuration does not apply", prs)
+	}
+	if !strings.Contains(prs[0].Body, "No test command is configured for this repository") {
+		t.Errorf("PR body:\n%s", prs[0].Body)
+	}
+}
+
+func TestSetupCommands(t *testing.T) {
+	t.Run("network on, then off for the agent", func(t *testing.T) {
+		var hits atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			hits.Add(1)
+			_, _ = w.Write([]byte("deps-ready"))
+		}))
+		t.Cleanup(srv.Close)
+		port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+		fetch := "exec 3<>/dev/tcp/127.0.0.1/" + port + " && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3"
+		h := newHarness(t)
+		h.configure("main", "setup:\n  - "+yamlQuote(fetch+` > "$HOME/deps.txt"`)+"\n")
+		h.model.add(bash(`cat "$HOME/deps.txt"; `+fetch+` || echo no network`), fixCalc(), submit("Fixed Add."), submit(""))
+		h.startWorker()
+		h.label(hRequester)
+		h.waitFor("the final comment", func() bool { return len(h.finals()) == 1 })
+		if n := hits.Load(); n != 1 {
+			t.Errorf("the server got %d requests, want 1: the setup command's, not the agent's", n)
+		}
+		obs := h.model.lastMessages()[1]
+		if !strings.Contains(obs, "deps-ready") || !strings.Contains(obs, "no network") {
+			t.Errorf("the agent saw %q, want the setup's download and no network of its own", obs)
+		}
+		if len(h.prs()) != 1 {
+			t.Errorf("pull requests = %d, want 1", len(h.prs()))
+		}
+	})
+	t.Run("a failing command ends the job", func(t *testing.T) {
+		h := newHarness(t)
+		h.configure("main", "setup:\n  - echo preparing\n  - "+yamlQuote("echo 'npm ERR! registry unreachable' >&2; exit 7")+"\n  - echo never\n")
+		h.startWorker()
+		h.label(hRequester)
+		h.waitFor("the final comment", func() bool { return len(h.finals()) == 1 })
+		final := h.finals()[0].Body
+		for _, want := range []string{
+			"I did not open a pull request: the setup command `echo 'npm ERR! registry unreachable' >&2; exit 7` of .github/agent-fix.yml failed with exit code 7, so the agent did not start.",
+			"The end of its output:\n\n```\nnpm ERR! registry unreachable\n```",
+		} {
+			if !strings.Contains(final, want) {
+				t.Errorf("final comment lacks %q:\n%s", want, final)
+			}
+		}
+		if status := h.commentsWith(h.issue, "❌ **Failed**: the setup command"); len(status) != 1 {
+			t.Errorf("the status comment does not say the setup failed")
+		}
+		h.waitFor("the task to end", func() bool { return h.taskState() == "completed" })
+		if h.model.calls() != 0 || len(h.prs()) != 0 {
+			t.Errorf("model calls %d, PRs %d; want none", h.model.calls(), len(h.prs()))
+		}
+	})
+}
+
+func TestRepoLimitsLowerTheOperators(t *testing.T) {
+	h := newHarness(t) // the operator's limits: 20 steps, $1, 5m
+	h.configure("main", "max_steps: 2\nmax_cost_usd: 100\n")
+	h.model.add(bash("ls"), bash("cat calc.go"))
+	h.startWorker()
+	h.label(hRequester)
+	h.waitFor("the final comment", func() bool { return len(h.finals()) == 1 })
+	if final := h.finals()[0].Body; !strings.Contains(final, "step limit reached: 2 of 2 steps") {
+		t.Errorf("final comment:\n%s", final)
+	}
+	status := h.commentsWith(h.issue, "agentfix:status")
+	if len(status) != 1 || !strings.Contains(status[0].Body, "> ℹ️ .github/agent-fix.yml: max_cost_usd: 100.00 is above the operator's limit; 1.00 applies") {
+		t.Errorf("status comment does not note the limit it could not raise:\n%+v", status)
+	}
+	if h.model.calls() != 2 {
+		t.Errorf("model calls = %d, want 2", h.model.calls())
+	}
+}
+
+func TestAllowedUsersAndTeams(t *testing.T) {
+	tests := []struct {
+		name   string
+		yml    string
+		member string // alice's state in octo/maintainers, "" for none
+		allow  bool
+	}{
+		{"writer not in allowed_users", "allowed_users: [bob]\n", "", false},
+		{"active team member", "allowed_users: [bob]\nallowed_teams: [octo/maintainers]\n", "active", true},
+		{"pending invitation", "allowed_teams: [octo/maintainers]\n", "pending", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.configure("main", tt.yml)
+			if tt.member != "" {
+				h.f.AddTeamMember("octo", "maintainers", hRequester, tt.member)
+			}
+			if tt.allow {
+				h.model.add(fixCalc(), submit("Fixed Add."), submit(""))
+			}
+			h.startWorker()
+			h.label(hRequester)
+			if tt.allow {
+				h.waitFor("the final comment", func() bool { return len(h.finals()) == 1 })
+				if len(h.prs()) != 1 {
+					t.Errorf("pull requests = %d, want 1", len(h.prs()))
+				}
+				return
+			}
+			h.waitFor("the reply", func() bool { return len(h.commentsWith(h.issue, "limits who may ask agentfix")) == 1 })
+			h.waitFor("the job to be gone", func() bool { st := h.taskState(); return st == "" || st == "archived" })
+			if n := len(h.botComments(h.issue)); n != 1 {
+				t.Errorf("bot comments = %d, want only the reply", n)
+			}
+			if gitCalls(h.f) != 0 || h.model.calls() != 0 || len(h.prs()) != 0 {
+				t.Errorf("git requests %d, model calls %d, PRs %d; want none", gitCalls(h.f), h.model.calls(), len(h.prs()))
+			}
+		})
+	}
+}
+
+func TestLoadRepoConfigSources(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(h *harness)
+		// test is the resulting test command; problem, when set, a text of
+		// the *repoConfigError instead.
+		test, problem string
+	}{
+		{name: "no file anywhere", setup: func(*harness) {}},
+		{
+			name: "the organization's .github repository",
+			setup: func(h *harness) {
+				h.f.NewRepo("octo/.github", map[string]string{config.RepoFile: "test: make org-test\n"})
+				h.f.Install(hInstall, "octo/.github")
+			},
+			test: "make org-test",
+		},
+		{
+			name: "an organization repository the App does not cover",
+			setup: func(h *harness) {
+				h.f.NewRepo("octo/.github", map[string]string{config.RepoFile: "test: make org-test\n"})
+			},
+		},
+		{
+			name: "_extends a shared file",
+			setup: func(h *harness) {
+				h.f.NewRepo("octo/shared", map[string]string{"agentfix/base.yml": "test: make base\nmax_steps: 5\n"})
+				h.f.Install(hInstall, "octo/shared")
+				h.configure("main", "_extends: shared:agentfix/base.yml\ninstructions: Be brief.\n")
+			},
+			test: "make base",
+		},
+		{
+			name: "_extends a repository the App cannot read",
+			setup: func(h *harness) {
+				h.f.NewRepo("octo/shared", map[string]string{"agentfix/base.yml": "test: make base\n"})
+				h.configure("main", "_extends: shared:agentfix/base.yml\n")
+			},
+			problem: ".github/agent-fix.yml:1: _extends: octo/shared:agentfix/base.yml does not exist, or the App cannot read it",
+		},
+		{
+			name:    "a model that cannot be built",
+			setup:   func(h *harness) { h.configure("main", "model: acme/rocket\n") },
+			problem: ".github/agent-fix.yml: model: acme/rocket cannot be used here",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			tt.setup(h)
+			w, err := New(h.options(prometheus.NewRegistry()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := w.loadRepoConfig(context.Background(), hInstall, ghapp.Repo{Owner: "octo", Name: "widget"})
+			var bad *repoConfigError
+			switch {
+			case tt.problem != "":
+				if !errors.As(err, &bad) || !strings.Contains(bad.Problems, tt.problem) {
+					t.Errorf("loadRepoConfig = %v, want a configuration error with %q", err, tt.problem)
+				}
+				return
+			case err != nil:
+				t.Fatalf("loadRepoConfig: %v", err)
+			}
+			if s.Repo.Test != tt.test || s.Model != hModel || s.branch(7) != "agent-fix/issue-7" {
+				t.Errorf("settings = test %q, model %q, branch %q; want %q, %q, agent-fix/issue-7", s.Repo.Test, s.Model, s.branch(7), tt.test, hModel)
+			}
+		})
+	}
+}
