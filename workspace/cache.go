@@ -55,7 +55,8 @@ type CacheOptions struct {
 
 // Cache is the repository cache of a worker host: one bare repository per
 // GitHub repository under Dir, fetched with go-git in process so the
-// installation token stays in memory (see Remote), and the source of every
+// installation token stays in memory (see Remote), the received pack
+// indexed by git index-pack (see packStorage), and the source of every
 // job's working copy, so the next job for a repository costs a fetch of
 // what changed. The layout is Dir/<owner>/<name>.git, with
 // Dir/<owner>/<name>.lock serializing fetches (exclusive) against working

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,17 +25,23 @@ import (
 // http-backend behind net/http/cgi, token auth), fetched cold into an empty
 // cache and made into a job's working copy, against `git clone --depth 1`
 // of the same server (and `git clone --bare`, the same transfer as the
-// cache's fetch by git's own client); then a repeat job on the warm cache.
-// Every directory is under TMPDIR: TMPDIR=/dev/shm takes the disk out. The peak memory
-// of the process during a cold fetch is measured in a child process (this
-// test binary run again, see TestMain), whose VmHWM covers the fetch alone.
+// cache's fetch by git's own client); then a repeat job on the warm cache,
+// and the floors of any working copy (cp -r, git checkout). The Throttled
+// variant puts a 50 Mbit/s, 20 ms link (link_bench_test.go) between every
+// client and the server. Every directory is under TMPDIR: TMPDIR=/dev/shm
+// takes the disk out. The peak memory of the process during a cold fetch is
+// measured in a child process (this test binary run again, see TestMain),
+// whose VmHWM covers the fetch alone, with the peak of the git processes it
+// ran next to it.
 //
-//	go test -run '^$' -bench RepositoryCache -benchtime 5x ./workspace/
+//	go test -run '^$' -bench RepositoryCache -benchtime 1x ./workspace/
 //
-// Shape of the generated repository, from environment variables:
-// AGENTFIX_BENCH_FILES (default 20000) files in directories of 20, about
-// 2.5 KB each on average, and AGENTFIX_BENCH_COMMITS (default 20) commits,
-// each after the first changing 2% of the files.
+// Each benchmark runs AGENTFIX_BENCH_ROUNDS (default 5) rounds whatever b.N
+// is, so -benchtime 1x runs them once. Shape of the generated repository,
+// from environment variables: AGENTFIX_BENCH_FILES (default 20000) files in
+// directories of 20, about 2.5 KB each on average, and
+// AGENTFIX_BENCH_COMMITS (default 20) commits, each after the first
+// changing 2% of the files.
 
 const (
 	benchRepo    = "bench/big"
@@ -54,7 +61,8 @@ func TestMain(m *testing.M) {
 }
 
 // rssChild fetches into a fresh cache (or, with mode "baseline", does
-// nothing) and prints "VmHWM <kB>".
+// nothing) and prints "VmHWM <kB> children <kB>": its own peak resident set
+// and the largest peak of the processes it ran.
 func rssChild() int {
 	if os.Getenv(rssChildEnv) == "fetch" {
 		dir, err := os.MkdirTemp("", "rss-")
@@ -77,7 +85,13 @@ func rssChild() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Println("VmHWM", kb)
+	// The largest peak of the git processes the fetch ran (index-pack).
+	var children syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("VmHWM", kb, "children", children.Maxrss)
 	return 0
 }
 
@@ -199,88 +213,141 @@ func median(d []time.Duration) time.Duration {
 
 func BenchmarkRepositoryCache(b *testing.B) {
 	s := newBenchServer(b)
+	s.rounds(b, s.url)
+}
+
+// BenchmarkRepositoryCacheThrottled is BenchmarkRepositoryCache with the
+// git server behind a link of 50 Mbit/s each way and a 20 ms round trip
+// (see link): the clones and the cache's fetches all go through it, so a
+// transfer costs what its size and round trips cost on such a network.
+func BenchmarkRepositoryCacheThrottled(b *testing.B) {
+	s := newBenchServer(b)
+	s.rounds(b, throttle(b, s.url, link{bandwidth: 50e6 / 8, delay: 10 * time.Millisecond}))
+}
+
+// rounds times AGENTFIX_BENCH_ROUNDS (default 5) rounds of: the reference
+// clones, a cold fetch and working copy, a repeat job on the warm cache,
+// and the floors of a working copy (see BENCHMARKS.md), against the git
+// server at url, and reports their medians.
+func (s *benchServer) rounds(b *testing.B, url string) {
 	ctx := context.Background()
-	var ref, bare, fetchCold, cold, warm []time.Duration
-	var warmCache *Cache
-	rounds := max(b.N, 5)
+	names := []string{"clone-depth1", "clone-bare", "cold-fetch", "cold-ready", "warm-fetch", "warm-ready", "floor-cp", "floor-checkout", "floor-checkout-1"}
+	times := map[string][]time.Duration{}
+	rounds := envInt("AGENTFIX_BENCH_ROUNDS", 5)
 	b.ResetTimer()
 	for i := 0; i < rounds; i++ {
 		tok := s.token(b)
-		ref = append(ref, gitClone(b, s.url, tok, filepath.Join(b.TempDir(), "clone"), "--depth", "1"))
+		times["clone-depth1"] = append(times["clone-depth1"], gitClone(b, url, tok, filepath.Join(b.TempDir(), "clone"), "--depth", "1"))
 		// The same transfer as the cache's fetch (every branch, the whole
 		// history, no checkout) by git's own client.
-		bare = append(bare, gitClone(b, s.url, tok, filepath.Join(b.TempDir(), "bare.git"), "--bare"))
+		times["clone-bare"] = append(times["clone-bare"], gitClone(b, url, tok, filepath.Join(b.TempDir(), "bare.git"), "--bare"))
 
 		c, err := NewCache(CacheOptions{Dir: filepath.Join(b.TempDir(), "repos")})
 		if err != nil {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		f, err := c.Fetch(ctx, benchRepo, Remote{URL: s.url, Token: tok})
+		f, err := c.Fetch(ctx, benchRepo, Remote{URL: url, Token: tok})
 		if err != nil {
 			b.Fatal(err)
 		}
-		fetchCold = append(fetchCold, time.Since(start))
+		times["cold-fetch"] = append(times["cold-fetch"], time.Since(start))
 		w, err := c.Checkout(ctx, benchRepo, f.Branches["main"], WorkTreeOptions{Dir: filepath.Join(b.TempDir(), "job")})
 		if err != nil {
 			b.Fatal(err)
 		}
-		cold = append(cold, time.Since(start))
+		times["cold-ready"] = append(times["cold-ready"], time.Since(start))
 		if i == 0 {
 			if n := countFiles(b, w.Dir()); n != s.files {
 				b.Fatalf("working copy has %d files, want %d", n, s.files)
 			}
 		}
+		s.floors(b, w, times)
 		w.Remove()
-		warmCache = c
 
 		// A repeat job for the repository: fetch (nothing new) and a new
 		// working copy.
 		start = time.Now()
-		f, err = warmCache.Fetch(ctx, benchRepo, Remote{URL: s.url, Token: tok})
+		f, err = c.Fetch(ctx, benchRepo, Remote{URL: url, Token: tok})
 		if err != nil {
 			b.Fatal(err)
 		}
-		w, err = warmCache.Checkout(ctx, benchRepo, f.Branches["main"], WorkTreeOptions{Dir: filepath.Join(b.TempDir(), "job")})
+		times["warm-fetch"] = append(times["warm-fetch"], time.Since(start))
+		w, err = c.Checkout(ctx, benchRepo, f.Branches["main"], WorkTreeOptions{Dir: filepath.Join(b.TempDir(), "job")})
 		if err != nil {
 			b.Fatal(err)
 		}
-		warm = append(warm, time.Since(start))
+		times["warm-ready"] = append(times["warm-ready"], time.Since(start))
 		w.Remove()
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(median(ref).Milliseconds()), "clone-depth1-ms")
-	b.ReportMetric(float64(median(bare).Milliseconds()), "clone-bare-ms")
-	b.ReportMetric(float64(median(fetchCold).Milliseconds()), "cold-fetch-ms")
-	b.ReportMetric(float64(median(cold).Milliseconds()), "cold-ready-ms")
-	b.ReportMetric(float64(median(warm).Milliseconds()), "warm-ready-ms")
-	b.ReportMetric(float64(median(cold))/float64(median(ref)), "cold/clone")
-	b.ReportMetric(float64(median(warm))/float64(median(cold)), "warm/cold")
-	b.Logf("rounds %d; clone --depth 1 %v; clone --bare %v; cold fetch %v; cold ready %v; warm ready %v", rounds, ref, bare, fetchCold, cold, warm)
+	for _, name := range names {
+		b.ReportMetric(float64(median(times[name]).Milliseconds()), name+"-ms")
+	}
+	med := func(name string) float64 { return float64(median(times[name])) }
+	b.ReportMetric(med("cold-ready")/med("clone-depth1"), "cold/clone")
+	b.ReportMetric(med("warm-ready")/med("cold-ready"), "warm/cold")
+	b.ReportMetric(med("floor-checkout")/med("cold-ready"), "floor/cold")
+	b.Logf("%d rounds, checkout.workers=%d", rounds, checkoutWorkers())
+	for _, name := range names {
+		b.Logf("%-16s %v", name, times[name])
+	}
+}
+
+// floors times what no self-contained working copy of the repository can
+// beat once its objects are local: `cp -r` of the checked-out files (no
+// .git) into an empty directory, and git's checkout of the base commit
+// from the private git dir into an empty directory, with the working
+// copy's number of parallel checkout workers and with one.
+func (s *benchServer) floors(b *testing.B, w *WorkTree, times map[string][]time.Duration) {
+	ctx := context.Background()
+	tree := filepath.Join(b.TempDir(), "tree")
+	if out, err := exec.Command("cp", "-r", w.Dir(), tree).CombinedOutput(); err != nil {
+		b.Fatalf("cp: %v\n%s", err, out)
+	}
+	if err := os.RemoveAll(filepath.Join(tree, ".git")); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	if out, err := exec.Command("cp", "-r", tree, filepath.Join(b.TempDir(), "copy")).CombinedOutput(); err != nil {
+		b.Fatalf("cp: %v\n%s", err, out)
+	}
+	times["floor-cp"] = append(times["floor-cp"], time.Since(start))
+	for name, workers := range map[string]int{"floor-checkout": checkoutWorkers(), "floor-checkout-1": 1} {
+		g := gitRunner{gitDir: w.GitDir(), workTree: b.TempDir(), home: b.TempDir(), timeout: time.Minute}
+		index := []string{"GIT_INDEX_FILE=" + filepath.Join(b.TempDir(), "index")}
+		start := time.Now()
+		if _, err := g.run(ctx, nil, 1<<10, index, "-c", "checkout.workers="+strconv.Itoa(workers), "reset", "--quiet", "--hard", w.Base()); err != nil {
+			b.Fatal(err)
+		}
+		times[name] = append(times[name], time.Since(start))
+	}
 }
 
 func BenchmarkRepositoryCacheRSS(b *testing.B) {
 	s := newBenchServer(b)
-	measure := func(mode string) int {
+	measure := func(mode string) (self, children int) {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), rssChildEnv+"="+mode, rssURLEnv+"="+s.url, rssTokenEnv+"="+s.token(b))
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			b.Fatalf("child %s: %v\n%s", mode, err, out)
 		}
-		var kb int
-		if _, err := fmt.Sscanf(strings.TrimSpace(string(out)), "VmHWM %d", &kb); err != nil {
+		if _, err := fmt.Sscanf(strings.TrimSpace(string(out)), "VmHWM %d children %d", &self, &children); err != nil {
 			b.Fatalf("child %s printed %q", mode, out)
 		}
-		return kb
+		return self, children
 	}
 	b.ResetTimer()
-	var peak, base int
-	for range max(b.N, 3) {
-		peak = max(peak, measure("fetch"))
-		base = max(base, measure("baseline"))
+	var peak, git, base int
+	for range envInt("AGENTFIX_BENCH_ROUNDS", 5) {
+		self, children := measure("fetch")
+		peak, git = max(peak, self), max(git, children)
+		self, _ = measure("baseline")
+		base = max(base, self)
 	}
 	b.ReportMetric(float64(peak)/1024, "peak-rss-MB")
+	b.ReportMetric(float64(git)/1024, "git-peak-rss-MB")
 	b.ReportMetric(float64(base)/1024, "baseline-rss-MB")
 }
 

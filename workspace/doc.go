@@ -38,4 +38,14 @@
 // private directory with --work-tree, no hooks, no fsmonitor, no external
 // diff or textconv, no system or global config and an empty HOME, so nothing
 // the repository or the agent planted runs on the worker.
+//
+// The Cache keeps one bare repository per GitHub repository. go-git fetches
+// into it in process (the token never leaves the worker's memory) and hands
+// the received pack to `git index-pack`, which indexes it several times
+// faster than go-git's own parser. A job's working copy is made from the
+// cache without any fetch: the cache's pack files are copied (as new files;
+// copy_file_range, a reflink where the file system has them, never a
+// hardlink) into the private git dir and the working copy's .git, git
+// checks the base commit out with parallel checkout, and the working copy's
+// .git gets a copy of the index that checkout wrote.
 package workspace

@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 	"io"
-	"os/exec"
 
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
@@ -35,16 +34,12 @@ func (s *packStorage) PackfileWriter() (io.WriteCloser, error) {
 // pack and its index under objects/pack. Close waits for git and reports
 // its outcome; then done runs (go-git's storage reloads its list of packs).
 type packIndexer struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	git    gitRunner
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout *limitedBuffer
-	stderr *HeadTail
-	done   func()
-	ended  bool
-	err    error
+	stdin io.WriteCloser
+	// wait closes stdin and waits for git to end.
+	wait  func() error
+	done  func()
+	ended bool
+	err   error
 }
 
 // indexPackArgs is the command packIndexer runs.
@@ -63,7 +58,13 @@ func (g gitRunner) startIndexPack(ctx context.Context, done func()) (*packIndexe
 		cancel()
 		return nil, g.result(ctx, err, stdout, stderr, indexPackArgs)
 	}
-	return &packIndexer{ctx: ctx, cancel: cancel, git: g, cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderr, done: done}, nil
+	wait := func() error {
+		defer cancel()
+		// An error closing the pipe (git already gone) shows in Wait's.
+		stdin.Close()
+		return g.result(ctx, cmd.Wait(), stdout, stderr, indexPackArgs)
+	}
+	return &packIndexer{stdin: stdin, wait: wait, done: done}, nil
 }
 
 // Write passes pack bytes to git. When git has stopped reading (it found
@@ -74,7 +75,7 @@ func (p *packIndexer) Write(b []byte) (int, error) {
 	}
 	n, err := p.stdin.Write(b)
 	if err != nil {
-		p.wait()
+		p.end()
 		if p.err == nil {
 			p.err = err
 		}
@@ -86,21 +87,15 @@ func (p *packIndexer) Write(b []byte) (int, error) {
 // Close ends the pack and waits for git to index it.
 func (p *packIndexer) Close() error {
 	if !p.ended {
-		p.wait()
+		p.end()
 	}
 	return p.err
 }
 
-// wait closes git's input and waits for it to end.
-func (p *packIndexer) wait() {
+// end waits for git and runs done when it succeeded.
+func (p *packIndexer) end() {
 	p.ended = true
-	// An error closing the pipe (git already gone) shows in Wait's.
-	p.stdin.Close()
-	err := p.git.result(p.ctx, p.cmd.Wait(), p.stdout, p.stderr, indexPackArgs)
-	p.cancel()
-	if err != nil {
-		p.err = err
-		return
+	if p.err = p.wait(); p.err == nil {
+		p.done()
 	}
-	p.done()
 }

@@ -230,10 +230,12 @@ func (w *WorkTree) checkout(ctx context.Context, branch string) error {
 }
 
 // checkoutWorkers is how many processes git's parallel checkout uses:
-// four per CPU the worker may use. Writing files is bound by the file
-// system's latency more than by the CPU (on a virtio disk, 20,000 files
-// took 6 s with one worker and 0.6 s with eight on two CPUs; on tmpfs the
-// count made no difference), so more workers than CPUs pay off.
+// four per CPU the worker may use, at most 32. Writing many small files is
+// bound by the file system's latency more than by the CPU, so more workers
+// than CPUs pay off: on a 2-CPU virtio disk, while it was slow, a
+// 20,000-file checkout took 5.5–7.8 s with one worker and 0.5–3.4 s with
+// eight; on tmpfs, where the CPU bounds it, eight took 0.58 s and one
+// 0.66 s (BENCHMARKS.md, "Repository cache").
 func checkoutWorkers() int {
 	return min(4*runtime.GOMAXPROCS(0), 32)
 }
