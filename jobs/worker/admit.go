@@ -72,9 +72,7 @@ func (w *Worker) admit(ctx context.Context, a admission, s repoSettings) (*refus
 	scope := budget.Scope{Installation: a.installation, Repo: a.repo.String(), Job: a.job, JobLimit: budget.Amount{USD: s.Limits.MaxCostUSD}}
 	var over *budget.ExceededError
 	if err := w.opts.Budget.Check(ctx, scope, budget.Amount{}); errors.As(err, &over) {
-		d := w.replyData(a.requester, a.deliveryID)
-		d.Budget = over.Message()
-		if err := w.reply(ctx, a.gh, a.repo, a.number, tmplOverBudget, d); err != nil {
+		if err := w.replyOverBudget(ctx, a, over); err != nil {
 			return nil, err
 		}
 		return &refusal{outcome: outcomeOverBudget, detail: over.Message()}, nil
@@ -82,6 +80,27 @@ func (w *Worker) admit(ctx context.Context, a admission, s repoSettings) (*refus
 		return nil, err
 	}
 	return nil, nil
+}
+
+// overBudgetPrefix keys the one over-budget reply of a delivery: its
+// notice and its job may find the budget used up at the same time.
+const overBudgetPrefix = "agentfix:overbudget:"
+
+// replyOverBudget tells the requester which budget is used up and when it
+// resets, once per delivery.
+func (w *Worker) replyOverBudget(ctx context.Context, a admission, over *budget.ExceededError) error {
+	key := overBudgetPrefix + a.deliveryID
+	first, err := w.state.claimOnce(ctx, key, resultTTL)
+	if err != nil || !first {
+		return err
+	}
+	d := w.replyData(a.requester, a.deliveryID)
+	d.Budget = over.Message()
+	if err := w.reply(ctx, a.gh, a.repo, a.number, tmplOverBudget, d); err != nil {
+		w.state.unclaim(ctx, key)
+		return err
+	}
+	return nil
 }
 
 // refuseNotAllowed tells a requester the repository's configuration does
