@@ -27,6 +27,10 @@
 //	agentfix:followup:<task id>   commands kept for one more revise round
 //	agentfix:roundend:<task id>   the delivery of the revise round that just ended
 //	agentfix:roundcheck:<key>     the check run a revise round put on the head it started from
+//	agentfix:overbudget:<delivery>  one over-budget reply per trigger (24 h)
+//
+// The budgets' own keys (agentfix:budget:…) belong to package budget; a
+// job's budget scope is its key, so its retries share one job budget.
 //
 // The agent's result is saved before publishing, so a GitHub failure after
 // the agent retries the publication, never the agent: the retry applies the
@@ -54,6 +58,22 @@
 // it (round_replies.go), and keeps a check run on the head it started from
 // (round_check.go). Commands that come while a round is queued or running
 // are kept, and start one follow-up round when it ends (followup.go).
+//
+// # Repository settings and budgets
+//
+// A job reads the repository's .github/agent-fix.yml from the default
+// branch (repoconfig.go: loadRepoConfig, with its owner's .github
+// repository and _extends, each file with a token scoped to its
+// repository) and applies it: setup commands in the sandbox with network
+// before the agent (setup.go), the test command in the review, the
+// instructions in the task, the model, the limits lowered by the
+// repository's, allowed_users and allowed_teams, workflow changes, the
+// branch prefix, labels and drafts (prfacts.go). The notice and the job
+// both check a trigger against those settings and the daily budgets before
+// any work (admit.go); an invalid file is reported in the job's status
+// comment. Every model call is charged to the job's, the repository's and
+// the installation's budgets by agent hooks that reserve an upper bound of
+// its cost before the call and settle the actual cost after it (spend.go).
 //
 // Every report to GitHub once the agent ran uses a context that survives
 // the job's cancellation. A job whose context is cancelled with its cancel
