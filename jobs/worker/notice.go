@@ -189,6 +189,7 @@ func (nt *notice) help(ctx context.Context) (string, error) {
 		return outcomeRateLimited, nil
 	}
 	d := nt.w.replyData(n.Requester.Login, n.DeliveryID)
+	d.Limits = nt.w.repoLimits(ctx, n.Installation, nt.repo)
 	if err := nt.w.reply(ctx, nt.gh, nt.repo, n.Number, tmplHelp, d); err != nil {
 		nt.w.state.unclaim(ctx, key)
 		return outcomeError, err

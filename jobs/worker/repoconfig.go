@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/budget"
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/ghapp"
+	"github.com/agentfix/agentfix/internal/logattr"
 )
 
 // repoSettings are a job's settings in one repository: the operator's
@@ -132,4 +134,51 @@ var _ config.RepoFileGetter = repoFiles{}
 // with a token scoped to it (see ghapp.App.DefaultBranchFile).
 func (a appInstallations) DefaultBranchFile(ctx context.Context, installationID int64, repo ghapp.Repo, path string) ([]byte, bool, error) {
 	return a.app.DefaultBranchFile(ctx, installationID, repo, path)
+}
+
+// repoLimits are the lines help shows under "Limits in this repository":
+// the job limits after the repository's configuration, who it lets in,
+// and the daily budgets with today's spend. What cannot be read is left
+// out (and logged): help still answers.
+func (w *Worker) repoLimits(ctx context.Context, installation int64, repo ghapp.Repo) []string {
+	s, err := w.loadRepoConfig(ctx, installation, repo)
+	var bad *repoConfigError
+	switch {
+	case errors.As(err, &bad):
+		s = w.operatorSettings()
+	case err != nil:
+		w.log.Warn("read the repository's configuration for help", logattr.Repo, repo.String(), logattr.Err, err)
+		s = w.operatorSettings()
+	}
+	lines := []string{fmt.Sprintf("each job: at most %d agent steps, %s of model spend and %s",
+		s.Limits.MaxSteps, usd(s.Limits.MaxCostUSD), humanDuration(s.Limits.MaxDuration))}
+	lines = append(lines, s.notes()...)
+	var who []string
+	for _, u := range s.Repo.AllowedUsers {
+		who = append(who, "@"+u)
+	}
+	for _, t := range s.Repo.AllowedTeams {
+		who = append(who, "team "+t)
+	}
+	if len(who) > 0 {
+		lines = append(lines, fmt.Sprintf("%s lets only these people with write access start work: %s", config.RepoFile, strings.Join(who, ", ")))
+	}
+	usage, err := w.opts.Budget.Spent(ctx, budget.Scope{Installation: installation, Repo: repo.String()})
+	if err != nil {
+		w.log.Warn("read the budgets for help", logattr.Repo, repo.String(), logattr.Err, err)
+	}
+	for _, u := range usage {
+		if u.Limit.USD == 0 {
+			continue
+		}
+		what := "this repository"
+		if u.Kind == budget.KindInstallation {
+			what = "all repositories of this installation together"
+		}
+		lines = append(lines, fmt.Sprintf("%s: %s of model spend per day (UTC), %s spent today", what, usd(u.Limit.USD), usd(u.Spent.USD)))
+	}
+	if bad != nil {
+		lines = append(lines, fmt.Sprintf("%s on the default branch cannot be used, so no job starts until it is fixed", config.RepoFile))
+	}
+	return lines
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/agentfix/agentfix/budget"
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/ghapp/ghfake"
@@ -345,5 +346,35 @@ func TestLoadRepoConfigSources(t *testing.T) {
 				t.Errorf("settings = test %q, model %q, branch %q; want %q, %q, agent-fix/issue-7", s.Repo.Test, s.Model, s.branch(7), tt.test, hModel)
 			}
 		})
+	}
+}
+
+func TestHelpShowsTheRepositorysLimits(t *testing.T) {
+	h := newHarness(t)
+	h.configure("main", "max_steps: 5\nmax_cost_usd: 100\nallowed_users: [bob]\nallowed_teams: [octo/maintainers]\n")
+	b, err := budget.New(h.rdb, budget.LimitsFrom(h.cfg), budget.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.Reserve(context.Background(), budget.Scope{Installation: hInstall, Repo: hRepo, Job: "earlier"}, budget.Amount{USD: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Settle(context.Background(), budget.Amount{USD: 2.5}); err != nil {
+		t.Fatal(err)
+	}
+	h.f.SetPermission(hRepo, "dave", "read")
+	h.startWorker()
+	h.comment("dave", "/agent-fix help")
+	h.waitFor("the help reply", func() bool { return len(h.commentsWith(h.issue, "Limits in this repository:")) == 1 })
+	got := h.commentsWith(h.issue, "Limits in this repository:")[0].Body
+	want := "Limits in this repository:\n" +
+		"- each job: at most 5 agent steps, $1.00 of model spend and 5m00s\n" +
+		"- .github/agent-fix.yml: max_cost_usd: 100.00 is above the operator's limit; 1.00 applies\n" +
+		"- .github/agent-fix.yml lets only these people with write access start work: @bob, team octo/maintainers\n" +
+		"- this repository: $20.00 of model spend per day (UTC), $2.50 spent today\n" +
+		"- all repositories of this installation together: $100.00 of model spend per day (UTC), $2.50 spent today\n"
+	if !strings.HasSuffix(got, want) {
+		t.Errorf("help reply ends (-want +got):\n%s", cmp.Diff(want, got[max(0, len(got)-len(want)):]))
 	}
 }
