@@ -125,11 +125,15 @@ func (j *job) record(ctx context.Context, res agent.Result, edit func(*runs.Meta
 	}
 }
 
-// endWaitingStatus ends the status comment the notice posted ("queued")
-// for a job that stops before it starts working.
+// endWaitingStatus ends the status comment of a job that stops before it
+// starts working: the one the notice posted ("queued"), or one it posts
+// itself when it got there first — so a notice that comes later finds a
+// final status, not a "queued" one that stays. A locked issue may refuse
+// the comment; that is left at that.
 func (j *job) endWaitingStatus(ctx context.Context) {
-	ref, ok, err := j.w.state.knownStatusComment(ctx, j.key)
-	if err != nil || !ok {
+	ref, err := j.w.ensureStatus(ctx, j.gh, j.repo, j.p.Number, j.key, j.p.Requester.Login)
+	if err != nil {
+		j.log.Info("no status comment to end", logattr.Err, err)
 		return
 	}
 	detail := "the issue is closed."
