@@ -73,7 +73,7 @@ func providerOptions(cfg *config.App) map[string]llm.Options {
 // credentials, price overrides and allow_unpriced_model. An unknown
 // provider, an unpriced model and a missing API key are configuration
 // errors.
-func newModel(cfg *config.App, name string, log *slog.Logger) (*llm.Model, error) {
+func newModel(cfg *config.App, name string, log *slog.Logger, onError func(error)) (*llm.Model, error) {
 	providers := providerOptions(cfg)
 	provider, model, ok := strings.Cut(name, "/")
 	o, known := providers[provider]
@@ -83,6 +83,7 @@ func newModel(cfg *config.App, name string, log *slog.Logger) (*llm.Model, error
 	}
 	o.AllowUnpriced = cfg.AllowUnpricedModel
 	o.Logger = log
+	o.OnError = onError
 	// The configuration already read the environment and .env: the
 	// provider must not read the process environment behind it.
 	o.Getenv = func(string) string { return "" }

@@ -18,6 +18,8 @@ type fakeCall struct {
 	// before runs when the request arrives, e.g. to cancel the run.
 	before func()
 	block  bool
+	// status, when set, answers with that HTTP error instead of a reply.
+	status int
 }
 
 // fakeOpenAI is an OpenAI-compatible /v1/chat/completions server that
@@ -110,6 +112,10 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if c.block {
 		<-r.Context().Done()
+		return
+	}
+	if c.status != 0 {
+		http.Error(w, `{"error":{"message":"scripted failure","type":"server_error"}}`, c.status)
 		return
 	}
 	args, _ := json.Marshal(c.args)

@@ -186,7 +186,7 @@ func (r *fixRun) chooseModel(m *Main, cfg *config.App) error {
 	if name == "" {
 		return configError{errors.New("AGENTFIX_MODEL: required: set it to provider/model (e.g. openai/gpt-5), pass --model, or --replay a trajectory")}
 	}
-	model, err := newModel(cfg, name, r.log)
+	model, err := newModel(cfg, name, r.log, nil)
 	if err != nil {
 		return err
 	}

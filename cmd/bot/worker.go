@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/go-chi/chi/v5"
@@ -77,8 +78,15 @@ func newWorker(cfg *config.App, rdb redis.UniversalClient, reg *prometheus.Regis
 	if cfg.Model == "" {
 		return nil, configError{errors.New("AGENTFIX_MODEL: required by the worker, e.g. openai/gpt-5 or anthropic/claude-sonnet-4-5")}
 	}
-	if _, err := newModel(cfg, cfg.Model, log); err != nil {
+	if _, err := newModel(cfg, cfg.Model, log, nil); err != nil {
 		return nil, err
+	}
+	modelErrors := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "agentfix_model_errors_total",
+		Help: "Failed model provider calls, retried or not, by provider.",
+	}, []string{"provider"})
+	if err := reg.Register(modelErrors); err != nil {
+		return nil, fmt.Errorf("register model metrics: %w", err)
 	}
 	sandbox := workerSandbox(cfg)
 	if err := probeSandbox(sandbox); err != nil {
@@ -108,7 +116,8 @@ func newWorker(cfg *config.App, rdb redis.UniversalClient, reg *prometheus.Regis
 		Config: cfg, Redis: rdb, GitHub: worker.FromApp(app), Cache: cache, Runs: store,
 		Sandbox: sandbox,
 		Model: func(name string) (agent.Model, error) {
-			m, err := newModel(cfg, name, log)
+			provider, _, _ := strings.Cut(name, "/")
+			m, err := newModel(cfg, name, log, func(error) { modelErrors.WithLabelValues(provider).Inc() })
 			if err != nil {
 				return nil, err
 			}

@@ -119,6 +119,7 @@ func TestServeLabelToPullRequest(t *testing.T) {
 	f.SetPermission("octo/widget", "alice", "write")
 	issue := f.AddIssue("octo/widget", ghfake.Issue{Title: "Add subtracts", Body: "2+2 is 0"})
 	ai := newFakeOpenAI(t,
+		fakeCall{status: http.StatusServiceUnavailable}, // retried by the provider, counted
 		fakeCall{tool: "str_replace_editor", args: map[string]string{"command": "str_replace", "path": "calc.go", "old_str": "\treturn a - b", "new_str": "\treturn a + b"}},
 		fakeCall{tool: "submit", args: map[string]string{"summary": "Add adds."}},
 		fakeCall{tool: "submit", args: map[string]string{}},
@@ -175,6 +176,9 @@ func TestServeLabelToPullRequest(t *testing.T) {
 	_, metrics := get(t, bot.addr+"/metrics")
 	if !regexp.MustCompile(`(?m)^agentfix_budget_spent_usd\{scope="job"\} 0\.\d*[1-9]`).MatchString(metrics) {
 		t.Errorf("/metrics shows no job spend:\n%s", metrics)
+	}
+	if !strings.Contains(metrics, `agentfix_model_errors_total{provider="openai"} 1`+"\n") {
+		t.Errorf("/metrics does not count the one failed model call:\n%s", metrics)
 	}
 	if got := f.Files("octo/widget", pr.Head)["calc.go"]; !bytes.Contains([]byte(got), []byte("return a + b")) {
 		t.Errorf("calc.go on the branch:\n%s", got)
