@@ -233,9 +233,9 @@ func (w *WorkTree) checkout(ctx context.Context, branch string) error {
 // four per CPU the worker may use, at most 32. Writing many small files is
 // bound by the file system's latency more than by the CPU, so more workers
 // than CPUs pay off: on a 2-CPU virtio disk, while it was slow, a
-// 20,000-file checkout took 5.5–7.8 s with one worker and 0.5–3.4 s with
-// eight; on tmpfs, where the CPU bounds it, eight took 0.58 s and one
-// 0.66 s (BENCHMARKS.md, "Repository cache").
+// 20,000-file checkout took 3.0–7.8 s with one worker and 0.5–3.5 s with
+// eight; on tmpfs, where the CPU bounds it, eight took 0.47–0.58 s and one
+// 0.60–0.66 s (BENCHMARKS.md, "Repository cache").
 func checkoutWorkers() int {
 	return min(4*runtime.GOMAXPROCS(0), 32)
 }
