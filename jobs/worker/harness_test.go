@@ -45,6 +45,7 @@ const (
 	hInstall   = 42
 	hSecret    = "webhook-secret"
 	hModel     = "openai/gpt-test"
+	hRepoModel = "openai/gpt-repo" // a model a repository may choose
 	hRequester = "alice"
 	hUserID    = 1001
 )
@@ -218,7 +219,7 @@ func (h *harness) sandbox(o workspace.Options) (tools.Sandbox, error) {
 func (h *harness) newModel(name string) (agent.Model, error) {
 	return llm.New(name, llm.Options{
 		APIKey: "sk-test", BaseURL: h.model.srv.URL + "/v1",
-		Prices:     map[string]llm.Price{hModel: {Input: 1, Output: 2}},
+		Prices:     map[string]llm.Price{hModel: {Input: 1, Output: 2}, hRepoModel: {Input: 3, Output: 6}},
 		MaxRetries: -1, Getenv: func(string) string { return "" }, Logger: h.logger(),
 	})
 }
@@ -471,6 +472,17 @@ func (m *fakeModel) calls() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.requests)
+}
+
+// requestModel is the model the n-th query (from 0) asked for.
+func (m *fakeModel) requestModel(n int) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n >= len(m.requests) {
+		return ""
+	}
+	name, _ := m.requests[n]["model"].(string)
+	return name
 }
 
 func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {

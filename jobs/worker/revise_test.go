@@ -162,6 +162,30 @@ func TestInlineCommentAlone(t *testing.T) {
 	}
 }
 
+// TestRoundUsesTheRepositorysModel: a round runs on the model the
+// repository's configuration names, and its check run says so.
+func TestRoundUsesTheRepositorysModel(t *testing.T) {
+	h := newHarness(t)
+	pr := h.botPR()
+	h.configure("main", "model: "+hRepoModel+"\n")
+	h.model.add(edit("calc.go", "return a + b", "return b + a"), submit("Swapped the operands."), submit(""))
+	h.startWorker()
+	h.commentOn(pr, h.f.BotLogin(), hRequester, "/agent-fix swap the operands")
+	h.waitFor("the round's reply", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
+	if got := h.model.requestModel(0); got != "gpt-repo" {
+		t.Errorf("the round queried model %q, want gpt-repo", got)
+	}
+	checks := h.f.CheckRuns(hRepo)
+	if len(checks) != 2 {
+		t.Fatalf("check runs = %+v, want one on each head", checks)
+	}
+	for _, c := range checks { // the round's, on the old head, and the new head's
+		if !strings.Contains(c.Summary, "`"+hRepoModel+"`") {
+			t.Errorf("check run on %s names another model:\n%s", c.HeadSHA, c.Summary)
+		}
+	}
+}
+
 // TestFollowUpRound: a second command while a round runs is kept (and
 // told so); when the round ends, one follow-up round answers it, after the
 // first, on top of its commit.

@@ -47,7 +47,7 @@ func (j *job) startRoundCheck(ctx context.Context, head string) {
 		j.log.Warn("read the round's check run", logattr.Err, err)
 	}
 	summary, err := j.w.texts.render(tmplCheckRun, checkData{Outcome: "running", Issue: j.p.Number,
-		Requester: j.p.Requester.Login, Model: j.w.opts.Config.Model, RunID: j.runID()})
+		Requester: j.p.Requester.Login, Model: j.cfg.Model, RunID: j.runID()})
 	var cr ghapp.CheckRun
 	if err == nil {
 		cr, err = j.gh.CreateCheckRun(ctx, j.repo, ghapp.NewCheckRun{Name: CheckRunName, HeadSHA: head, ExternalID: j.runID(),
@@ -71,7 +71,7 @@ func (j *job) endRoundCheck(ctx context.Context, outcome, commit string, res age
 	}
 	conclusion, title := roundConclusion(outcome, commit)
 	summary, err := j.w.texts.render(tmplCheckRun, checkData{Outcome: conclusion, Issue: j.p.Number,
-		Requester: j.p.Requester.Login, ExitStatus: res.Status, Detail: incompleteDetail(res), Model: j.w.opts.Config.Model,
+		Requester: j.p.Requester.Login, ExitStatus: res.Status, Detail: incompleteDetail(res), Model: j.cfg.Model,
 		Steps: res.Steps, CostUSD: res.CostUSD, Duration: res.Duration, RunID: j.runID(), Verification: verificationOf(res)})
 	if err == nil {
 		_, err = j.gh.UpdateCheckRun(ctx, j.repo, r.check.id, ghapp.CheckRunUpdate{Name: CheckRunName, Status: "completed",
