@@ -33,7 +33,11 @@ type response struct {
 
 // serveWebhook checks, in order, the body size (413), the signature (401),
 // the headers and JSON (400), then routes, claims and enqueues (503 when the
-// queue is unavailable) and answers 202.
+// queue is unavailable) and answers 202. The declared size and the
+// signature header's form are checked before the body is read, and the
+// bodies being read at once are bounded (503 beyond that, which GitHub's
+// redelivery, or the sweeper, repeats), so unsigned or concurrent large
+// requests cannot exhaust the edge's memory.
 func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	event := github.WebHookType(r)
 	label := event
@@ -42,6 +46,22 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	log := s.log.With(logattr.Event, label, logattr.DeliveryID, truncate(github.DeliveryID(r), 128))
 
+	if r.ContentLength > MaxBodyBytes {
+		s.fail(w, log, label, http.StatusRequestEntityTooLarge, outcomeTooLarge, fmt.Sprintf("body exceeds %d bytes", MaxBodyBytes))
+		return
+	}
+	if _, err := parseSignature(r.Header.Get(signatureHeader)); err != nil {
+		s.fail(w, log, label, http.StatusUnauthorized, outcomeUnauthorized, err.Error())
+		return
+	}
+	release, ok := s.inflight.reserve(r.ContentLength)
+	if !ok {
+		w.Header().Set("Retry-After", "1")
+		s.fail(w, log, label, http.StatusServiceUnavailable, outcomeOverloaded, "too many deliveries in flight, try again")
+		log.Warn("delivery refused: the bodies in flight fill the edge's memory budget", logattr.Outcome, outcomeOverloaded)
+		return
+	}
+	defer release()
 	body, err := readBody(w, r)
 	var tooLarge *http.MaxBytesError
 	switch {
@@ -80,12 +100,8 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	s.accept(w, log, label, resp)
 }
 
-// readBody reads the body up to MaxBodyBytes, refusing a larger declared
-// length before reading anything.
+// readBody reads the body up to MaxBodyBytes.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if r.ContentLength > MaxBodyBytes {
-		return nil, &http.MaxBytesError{Limit: MaxBodyBytes}
-	}
 	var buf bytes.Buffer
 	if r.ContentLength > 0 {
 		buf.Grow(int(r.ContentLength) + 1)

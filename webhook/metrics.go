@@ -15,6 +15,7 @@ const (
 	outcomeBadRequest   = "bad_request"
 	outcomeTooLarge     = "too_large"
 	outcomeUnavailable  = "unavailable"
+	outcomeOverloaded   = "overloaded"
 )
 
 // eventOther is the event label of deliveries of events without a handler

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,6 +43,9 @@ type Options struct {
 	Registry *prometheus.Registry
 	// Logger receives one record per delivery.
 	Logger *slog.Logger
+	// MaxInflightBytes bounds the bodies read at once; 0 means
+	// DefaultMaxInflightBytes.
+	MaxInflightBytes int64
 }
 
 // Server is the HTTP edge: POST /webhook, GET /healthz, /readyz and /metrics.
@@ -49,6 +53,7 @@ type Server struct {
 	secret   []byte
 	handlers map[string]eventHandler
 	claims   claims
+	inflight *inflight
 	queue    Queue
 	rdb      redis.UniversalClient
 	registry *prometheus.Registry
@@ -77,6 +82,7 @@ func New(o Options) (*Server, error) {
 		secret:   []byte(o.Config.WebhookSecret),
 		handlers: handlers(r),
 		claims:   claims{rdb: o.Redis, appID: o.Config.AppID},
+		inflight: &inflight{limit: cmp.Or(o.MaxInflightBytes, DefaultMaxInflightBytes)},
 		queue:    o.Queue,
 		rdb:      o.Redis,
 		registry: o.Registry,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -40,18 +41,33 @@ func newHarness(t testing.TB) *harness {
 // newHarnessLog is newHarness with the edge logging to log.
 func newHarnessLog(t testing.TB, log *slog.Logger) *harness {
 	t.Helper()
+	return newHarnessWith(t, log)
+}
+
+// newHarnessOpts is newHarness with edited Options.
+func newHarnessOpts(t testing.TB, edit func(*Options)) *harness {
+	t.Helper()
+	return newHarnessWith(t, slog.New(slog.DiscardHandler), edit)
+}
+
+func newHarnessWith(t testing.TB, log *slog.Logger, edit ...func(*Options)) *harness {
+	t.Helper()
 	srv := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	t.Cleanup(func() { rdb.Close() })
 	cfg := config.Defaults()
 	cfg.AppID, cfg.WebhookSecret = 42, testSecret
-	s, err := New(Options{
+	o := Options{
 		Config:   cfg,
 		Redis:    rdb,
 		Queue:    jobs.NewClient(rdb, cfg.MaxDuration),
 		Registry: prometheus.NewRegistry(),
 		Logger:   log,
-	})
+	}
+	for _, e := range edit {
+		e(&o)
+	}
+	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,5 +486,130 @@ func TestTooLargeStreamed(t *testing.T) {
 	defer resp.Body.Close()
 	if req.ContentLength != 0 || resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("chunked 26 MiB (content length %d): status %d, want 413", req.ContentLength, resp.StatusCode)
+	}
+}
+
+// stalledRequest starts a delivery whose headers declare n bytes, signed
+// over body, and whose body arrives only when the returned function is
+// called; it returns the channel of the reply.
+func (h *harness) stalledRequest(t *testing.T, id string, body []byte, sig string) (send func(), done <-chan reply) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	// A reply that waits for the body it never gets ends the test after
+	// a while instead of hanging it.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.http.URL+"/webhook", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = int64(len(body))
+	for k, v := range headers("issues", id, sig) {
+		req.Header.Set(k, v)
+	}
+	ch := make(chan reply, 1)
+	go func() {
+		resp, err := h.http.Client().Do(req)
+		if err != nil {
+			ch <- reply{raw: err.Error()}
+			return
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		r := reply{code: resp.StatusCode, raw: string(raw)}
+		_ = json.Unmarshal(raw, &r.body)
+		ch <- r
+	}()
+	t.Cleanup(func() { pw.CloseWithError(errors.New("test over")) })
+	return func() { _, _ = pw.Write(body); _ = pw.Close() }, ch
+}
+
+// TestUnsignedRefusedBeforeTheBody: a request without a usable signature
+// header is answered 401 while its body has not even been sent.
+func TestUnsignedRefusedBeforeTheBody(t *testing.T) {
+	h := newHarness(t)
+	body := bytes.Repeat([]byte(" "), 20<<20)
+	for _, sig := range []string{"", "sha1=abc"} {
+		_, done := h.stalledRequest(t, "d-unsigned", body, sig)
+		if got := <-done; got.code != http.StatusUnauthorized {
+			t.Errorf("signature %q with the body held back: reply %d %s, want 401", sig, got.code, got.raw)
+		}
+	}
+}
+
+// TestBodiesInFlightBounded: while one delivery holds the whole in-flight
+// budget, another is refused with 503 and Retry-After; once the first is
+// done, deliveries are accepted again and the held one is queued.
+func TestBodiesInFlightBounded(t *testing.T) {
+	h := newHarnessOpts(t, func(o *Options) { o.MaxInflightBytes = 64 << 10 })
+	held := payload(t, "issues.labeled.json", set("label.name", "agent-fix"))
+	held = append(held, bytes.Repeat([]byte(" "), 64<<10-len(held))...)
+	send, done := h.stalledRequest(t, "d-held", held, sign([]byte(testSecret), held))
+
+	other := payload(t, "issue_comment.created.json", body("/agent-fix"))
+	var refused reply
+	for i := 0; refused.code != http.StatusServiceUnavailable; i++ {
+		// Until the held request has reserved its bytes, these are
+		// accepted; each has its own delivery id.
+		refused = h.deliver(t, "issue_comment", fmt.Sprintf("d-other-%d", i), other)
+		if refused.code != http.StatusAccepted && refused.code != http.StatusServiceUnavailable {
+			t.Fatalf("delivery while one is held: %d %s", refused.code, refused.raw)
+		}
+		if i == 1000 {
+			t.Fatal("the held delivery never filled the in-flight budget")
+		}
+	}
+	var msg struct{ Error string }
+	_ = json.Unmarshal([]byte(refused.raw), &msg)
+	if msg.Error != "too many deliveries in flight, try again" {
+		t.Errorf("503 body = %s", refused.raw)
+	}
+
+	send()
+	if got := <-done; got.code != http.StatusAccepted || got.body.Status != "queued" {
+		t.Errorf("held delivery: %d %s, want 202 queued", got.code, got.raw)
+	}
+	if got := h.deliver(t, "issue_comment", "d-after", other); got.code != http.StatusAccepted {
+		t.Errorf("delivery after the held one: %d %s, want 202", got.code, got.raw)
+	}
+}
+
+func TestInflightReserve(t *testing.T) {
+	f := &inflight{limit: 100}
+	var releases []func()
+	for _, tt := range []struct {
+		declared int64
+		ok       bool
+		used     int64
+	}{
+		{declared: 60, ok: true, used: 60},
+		{declared: 50, ok: false, used: 60},
+		{declared: 40, ok: true, used: 100},
+		{declared: 0, ok: true, used: 100}, // an empty body costs nothing
+		{declared: 1, ok: false, used: 100},
+	} {
+		release, ok := f.reserve(tt.declared)
+		if ok != tt.ok || f.used != tt.used {
+			t.Errorf("reserve(%d) = %v with %d used, want %v with %d", tt.declared, ok, f.used, tt.ok, tt.used)
+		}
+		if ok {
+			releases = append(releases, release)
+		}
+	}
+	for _, r := range releases {
+		r()
+	}
+	if f.used != 0 {
+		t.Errorf("used after every release = %d, want 0", f.used)
+	}
+	for _, declared := range []int64{-1, 1 << 40} { // unknown or huge: the whole budget, when it is free
+		release, ok := f.reserve(declared)
+		if !ok || f.used != 100 {
+			t.Errorf("reserve(%d) on an idle edge = %v with %d used, want the whole budget", declared, ok, f.used)
+		}
+		if _, ok := f.reserve(1); ok {
+			t.Errorf("reserve(1) beside reserve(%d) succeeded", declared)
+		}
+		release()
 	}
 }
