@@ -27,7 +27,7 @@ func TestNew(t *testing.T) {
 		{"no provider", "gpt-5", key, `model "gpt-5": want provider/model with provider one of anthropic/MODEL, openai/MODEL`},
 		{"no model", "openai/", key, `model "openai/": want provider/model with provider one of anthropic/MODEL, openai/MODEL`},
 		{"unpriced", "openai/qwen3-coder", key,
-			"model openai/qwen3-coder has no price (table as of 2025-11-24 has openai/gpt-4.1, openai/gpt-4.1-mini, openai/gpt-4.1-nano, openai/gpt-4o, openai/gpt-4o-mini, openai/gpt-5, openai/gpt-5-codex, openai/gpt-5-mini, openai/gpt-5-nano, openai/gpt-5.1, openai/o3, openai/o4-mini): add it to prices in the configuration, or set allow_unpriced_model: true to count tokens instead"},
+			"model openai/qwen3-coder has no price (table as of 2026-11-30 has openai/gpt-4.1, openai/gpt-4.1-mini, openai/gpt-4.1-nano, openai/gpt-4o, openai/gpt-4o-mini, openai/gpt-5, openai/gpt-5-codex, openai/gpt-5-mini, openai/gpt-5-nano, openai/gpt-5.1, openai/o3, openai/o4-mini): add it to prices in the configuration, or set allow_unpriced_model: true to count tokens instead"},
 		{"unpriced allowed", "openai/qwen3-coder", Options{APIKey: "k", Getenv: noEnv, AllowUnpriced: true}, ""},
 		{"priced by configuration", "openai/qwen3-coder", Options{APIKey: "k", Getenv: noEnv, Prices: map[string]Price{"openai/qwen3-coder": {Input: 0.2, Output: 0.8}}}, ""},
 		{"bad configured price", "openai/gpt-5", Options{APIKey: "k", Getenv: noEnv, Prices: map[string]Price{"openai/gpt-5": {Input: -1, Output: 1}}},
