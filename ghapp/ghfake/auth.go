@@ -203,16 +203,10 @@ type repoHandler func(w http.ResponseWriter, r *http.Request, rp *repo, tok *tok
 // runs.
 func (f *Fake) repoAuth(h repoHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		cred := bearer(r)
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		if cred == "" {
-			writeError(w, http.StatusUnauthorized, "Requires authentication")
-			return
-		}
-		tok := f.tokens[cred]
-		if tok == nil || !time.Now().Before(tok.expires) {
-			writeError(w, http.StatusUnauthorized, "Bad credentials")
+		tok := f.installationToken(w, r)
+		if tok == nil {
 			return
 		}
 		key := strings.ToLower(r.PathValue("owner") + "/" + r.PathValue("repo"))
@@ -223,6 +217,23 @@ func (f *Fake) repoAuth(h repoHandler) http.HandlerFunc {
 		}
 		h(w, r, rp, tok)
 	}
+}
+
+// installationToken returns the current installation token r carries, or
+// answers 401 as GitHub does for a missing, unknown or expired one and
+// returns nil. Callers hold f.mu.
+func (f *Fake) installationToken(w http.ResponseWriter, r *http.Request) *token {
+	cred := bearer(r)
+	if cred == "" {
+		writeError(w, http.StatusUnauthorized, "Requires authentication")
+		return nil
+	}
+	tok := f.tokens[cred]
+	if tok == nil || !time.Now().Before(tok.expires) {
+		writeError(w, http.StatusUnauthorized, "Bad credentials")
+		return nil
+	}
+	return tok
 }
 
 // issueToken serves POST /app/installations/{id}/access_tokens.

@@ -1,17 +1,20 @@
 // Package ghfake is a stateful fake of GitHub for tests: the REST API the
 // bot uses, served by httptest under a non-empty base path (/api/v3/, like
-// GitHub Enterprise Server), and a real git HTTP server (git http-backend
-// behind net/http/cgi) over bare repositories made in t.TempDir().
+// GitHub Enterprise Server), the one GraphQL mutation it uses
+// (markPullRequestReadyForReview, at /api/graphql), and a real git HTTP
+// server (git http-backend behind net/http/cgi) over bare repositories made
+// in t.TempDir().
 //
 // The fake is one GitHub App with one RSA key pair, generated per fake; the
 // bot under test gets AppID and PrivateKeyPEM. App endpoints (/app, the
 // webhook deliveries, installation tokens) require a valid RS256 JWT signed
 // with that key, issued by the App id and expiring within ten minutes.
-// Repository endpoints require a current installation token whose
-// installation (and, when the token is scoped, whose repository list)
-// includes the repository; the git server accepts only such tokens, as the
-// password of user x-access-token. Tokens expire (SetTokenTTL,
-// ExpireTokens) and expired ones are refused like GitHub does (401).
+// Repository endpoints and GraphQL require a current installation token
+// whose installation (and, when the token is scoped, whose repository list)
+// includes the repository (for GraphQL, the pull request's); the git server
+// accepts only such tokens, as the password of user x-access-token. Tokens
+// expire (SetTokenTTL, ExpireTokens) and expired ones are refused like
+// GitHub does (401).
 //
 // State is seeded and inspected through methods (NewRepo, Install, AddIssue,
 // SetPermission, AddReview, AddTeamMember, …; Comments, PRs, Reactions,
@@ -25,9 +28,12 @@
 // server; opening a second open pull request from the same head answers 422
 // "A pull request already exists for owner:branch."; a repository can refuse
 // drafts (DisableDrafts) with GitHub's 422; reviews can be requested only
-// from collaborators other than the author; a reaction is created once per
-// user and content; listings paginate with Link headers (per_page up to 100),
-// and webhook deliveries with cursors; a manifest code converts once.
+// from collaborators other than the author; a pull request has a node id
+// (node_id) by which GraphQL finds it, and GraphQL answers its errors with
+// status 200 (NOT_FOUND for a node the token cannot reach, an error for any
+// other operation); a reaction is created once per user and content;
+// listings paginate with Link headers (per_page up to 100), and webhook
+// deliveries with cursors; a manifest code converts once.
 //
 // Seeding and inspection methods call t.Fatal on misuse (an unknown
 // repository, say), so they must run on the test's goroutine.

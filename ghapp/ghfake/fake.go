@@ -113,6 +113,10 @@ func (f *Fake) URL() string { return f.srv.URL }
 // API URL setting.
 func (f *Fake) APIURL() string { return f.srv.URL + BasePath + "/" }
 
+// GraphQLURL returns the GraphQL endpoint, where GitHub Enterprise Server
+// has it next to the REST base URL.
+func (f *Fake) GraphQLURL() string { return f.srv.URL + GraphQLPath }
+
 // AppID returns the fake App's id.
 func (f *Fake) AppID() int64 { return f.appID }
 
@@ -126,8 +130,9 @@ func (f *Fake) BotLogin() string { return f.slug + "[bot]" }
 // under test.
 func (f *Fake) PrivateKeyPEM() []byte { return append([]byte(nil), f.keyPEM...) }
 
-// handler routes the API (under BasePath), the git server (under /git/),
-// and wraps both with call recording and fault injection.
+// handler routes the API (under BasePath, and GraphQL at GraphQLPath), the
+// git server (under /git/), and wraps them with call recording and fault
+// injection.
 func (f *Fake) handler() http.Handler {
 	api := http.NewServeMux()
 	f.routeApp(api)
@@ -140,6 +145,7 @@ func (f *Fake) handler() http.Handler {
 	})
 	root := http.NewServeMux()
 	root.Handle(BasePath+"/", http.StripPrefix(BasePath, api))
+	f.routeGraphQL(root)
 	root.Handle("/git/", f.gitHandler())
 	root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found")

@@ -284,3 +284,91 @@ func TestPaginationLinks(t *testing.T) {
 		}
 	}
 }
+
+func TestGraphQLMarkReady(t *testing.T) {
+	f := ghfake.New(t)
+	f.NewRepo("acme/widget", map[string]string{"a": "a\n"})
+	f.NewRepo("acme/private", map[string]string{"a": "a\n"})
+	f.Install(1, "acme/widget")
+	f.Install(2, "acme/private")
+	f.Commit("acme/widget", "topic", map[string]string{"b": "b\n"}, "b")
+	n := f.AddPR("acme/widget", ghfake.PR{Title: "Topic", Head: "topic", Draft: true})
+	f.Commit("acme/private", "topic", map[string]string{"b": "b\n"}, "b")
+	hidden := f.AddPR("acme/private", ghfake.PR{Title: "Hidden", Head: "topic", Draft: true})
+	_, out := token(t, f, 1, "")
+	auth := "token " + out["token"].(string)
+
+	var pr struct {
+		NodeID string `json:"node_id"`
+		Draft  bool   `json:"draft"`
+	}
+	if s, _ := do(t, "GET", fmt.Sprintf("%srepos/acme/widget/pulls/%d", f.APIURL(), n), auth, "", &pr); s != http.StatusOK || pr.NodeID == "" || !pr.Draft {
+		t.Fatalf("pull request = %d %+v, want a draft with a node id", s, pr)
+	}
+	if pr.NodeID != f.PRs("acme/widget")[0].NodeID {
+		t.Errorf("node_id %q is not the fake's %q", pr.NodeID, f.PRs("acme/widget")[0].NodeID)
+	}
+	mutation := func(id string) string {
+		return fmt.Sprintf(`{"query":"mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { isDraft } } }","variables":{"id":%q}}`, id)
+	}
+	type answer struct {
+		Data struct {
+			Mark *struct {
+				PullRequest struct {
+					Number  int  `json:"number"`
+					IsDraft bool `json:"isDraft"`
+				} `json:"pullRequest"`
+			} `json:"markPullRequestReadyForReview"`
+		} `json:"data"`
+		Errors  []struct{ Type, Message string } `json:"errors"`
+		Message string                           `json:"message"`
+	}
+	tests := []struct {
+		name       string
+		auth, body string
+		wantStatus int
+		wantError  string // in the first GraphQL error, or the message of a non-200 answer
+	}{
+		{"no token", "", mutation(pr.NodeID), http.StatusUnauthorized, "Requires authentication"},
+		{"unknown token", "token ghs_nope", mutation(pr.NodeID), http.StatusUnauthorized, "Bad credentials"},
+		{"malformed body", auth, `{"query":`, http.StatusBadRequest, "Problems parsing JSON"},
+		{"another query", auth, `{"query":"query { viewer { login } }"}`, http.StatusOK, "ghfake serves only the mutation markPullRequestReadyForReview"},
+		{"missing variable", auth, `{"query":"mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { clientMutationId } }"}`, http.StatusOK, "Variable $id of type ID! was provided invalid value"},
+		{"unknown node", auth, mutation("PR_nope"), http.StatusOK, "Could not resolve to a node with the global id of 'PR_nope'"},
+		{"node out of the token's reach", auth, mutation(f.PRs("acme/private")[0].NodeID), http.StatusOK, "Could not resolve to a node"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got answer
+			status, _ := do(t, "POST", f.GraphQLURL(), tt.auth, tt.body, &got)
+			msg := got.Message
+			if len(got.Errors) > 0 {
+				msg = got.Errors[0].Message
+			}
+			if status != tt.wantStatus || !strings.Contains(msg, tt.wantError) || got.Data.Mark != nil {
+				t.Errorf("answer = %d %+v, want %d with %q and no data", status, got, tt.wantStatus, tt.wantError)
+			}
+		})
+	}
+	if !f.PRs("acme/widget")[0].Draft || !f.PRs("acme/private")[0].Draft {
+		t.Fatal("a refused mutation took a pull request out of draft")
+	}
+
+	// A literal id works as well as a variable; marking twice is harmless.
+	literal := fmt.Sprintf(`{"query":"mutation { markPullRequestReadyForReview(input: {pullRequestId: \"%s\"}) { clientMutationId pullRequest { number isDraft } } }"}`, pr.NodeID)
+	for _, body := range []string{mutation(pr.NodeID), literal} {
+		var got answer
+		if status, _ := do(t, "POST", f.GraphQLURL(), auth, body, &got); status != http.StatusOK || len(got.Errors) != 0 || got.Data.Mark == nil || got.Data.Mark.PullRequest.Number != n || got.Data.Mark.PullRequest.IsDraft {
+			t.Errorf("mark ready = %d %+v, want #%d not a draft", status, got, n)
+		}
+	}
+	if f.PRs("acme/widget")[0].Draft {
+		t.Error("the pull request is still a draft")
+	}
+	if got := f.PRs("acme/private")[0]; got.Number != hidden || !got.Draft {
+		t.Errorf("the other installation's pull request = %+v, want still a draft", got)
+	}
+	if n := f.CountCalls("POST", ghfake.GraphQLPath); n != len(tests)+2 {
+		t.Errorf("GraphQL calls recorded = %d, want %d", n, len(tests)+2)
+	}
+}

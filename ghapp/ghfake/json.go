@@ -94,6 +94,7 @@ func (f *Fake) prJSON(rp *repo, pr PR) map[string]any {
 	}
 	return map[string]any{
 		"id":       int64(pr.Number) + rp.id*100000,
+		"node_id":  pr.NodeID,
 		"number":   pr.Number,
 		"title":    pr.Title,
 		"body":     pr.Body,

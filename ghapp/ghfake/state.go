@@ -1,6 +1,8 @@
 package ghfake
 
 import (
+	"encoding/base64"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -55,9 +57,10 @@ type Comment struct {
 }
 
 // PR is a pull request. HeadSHA is read from the git repository when the
-// fake reports it.
+// fake reports it; NodeID, its GraphQL id, is set when it opens.
 type PR struct {
 	Number             int
+	NodeID             string
 	Title              string
 	Body               string
 	State              string
@@ -298,6 +301,7 @@ func (f *Fake) AddPR(repo string, pr PR) int {
 func (f *Fake) openPR(rp *repo, pr PR) *PR {
 	rp.nextNumber++
 	pr.Number = rp.nextNumber
+	pr.NodeID = "PR_" + base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%d:%d", rp.id, pr.Number))
 	pr.State = "open"
 	pr.CreatedAt = time.Now()
 	pr.HeadSHA = ""
