@@ -72,6 +72,7 @@ type App struct {
 	id       int64
 	key      *rsa.PrivateKey
 	apiURL   *url.URL
+	gqlURL   *url.URL // the GraphQL endpoint, derived from apiURL
 	ua       string
 	log      *slog.Logger
 	policy   *retryPolicy
@@ -115,6 +116,7 @@ func New(opts Options) (*App, error) {
 		id:       opts.AppID,
 		key:      key,
 		apiURL:   apiURL,
+		gqlURL:   graphQLURL(apiURL),
 		ua:       cmpOr(opts.UserAgent, "agentfix"),
 		log:      opts.Logger,
 		meter:    m,

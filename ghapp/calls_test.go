@@ -341,6 +341,99 @@ func TestCreatePRDraftUnsupported(t *testing.T) {
 	}
 }
 
+func TestMarkReadyForReview(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	draft := func(n int) int {
+		t.Helper()
+		branch := fmt.Sprintf("agent-fix/issue-%d", n)
+		e.f.Commit(widgetName, branch, map[string]string{"fix.txt": "partial\n"}, "Partial fix")
+		pr, err := e.client.CreatePR(ctx, widget, ghapp.NewPullRequest{Title: "Fix", Body: "Fixes", Head: branch, Base: "main", Draft: true})
+		if err != nil || !pr.Draft {
+			t.Fatalf("CreatePR = %+v, %v; want a draft", pr, err)
+		}
+		return pr.Number
+	}
+	isDraft := func(n int) bool {
+		t.Helper()
+		pr, err := e.client.PR(ctx, widget, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pr.Draft
+	}
+	const gql = "/api/graphql" // the fake's REST base is /api/v3/, as on GitHub Enterprise Server
+
+	n := draft(1)
+	if err := e.client.MarkReadyForReview(ctx, widget, n); err != nil {
+		t.Fatalf("MarkReadyForReview: %v", err)
+	}
+	if isDraft(n) {
+		t.Error("the pull request is still a draft")
+	}
+	if got := e.countCalls("POST", gql); got != 1 {
+		t.Errorf("GraphQL requests = %d, want 1", got)
+	}
+	for _, c := range e.f.Calls() {
+		if c.Path == gql && (c.Auth != "token" || c.Status != http.StatusOK) {
+			t.Errorf("GraphQL call %+v, want an installation token answered 200", c)
+		}
+	}
+	// A pull request that is not a draft is left as it is.
+	if err := e.client.MarkReadyForReview(ctx, widget, n); err != nil || e.countCalls("POST", gql) != 1 {
+		t.Errorf("MarkReadyForReview of a ready pull request = %v with %d GraphQL requests, want nil and no new request", err, e.countCalls("POST", gql))
+	}
+
+	t.Run("graphql errors", func(t *testing.T) {
+		n := draft(2)
+		before := e.countCalls("POST", gql)
+		e.f.Inject(ghfake.Fault{Method: "POST", Path: gql, Status: http.StatusOK,
+			Body: `{"data":{"markPullRequestReadyForReview":null},"errors":[{"type":"FORBIDDEN","message":"Resource not accessible by integration"},{"message":"second"}]}`})
+		err := e.client.MarkReadyForReview(ctx, widget, n)
+		var ge *ghapp.GraphQLError
+		if !errors.As(err, &ge) || !cmp.Equal(ge.Messages, []string{"Resource not accessible by integration", "second"}) {
+			t.Fatalf("err = %v, want a GraphQLError with both messages", err)
+		}
+		if !strings.Contains(err.Error(), "acme/widget#") || !strings.Contains(err.Error(), "Resource not accessible by integration") {
+			t.Errorf("err = %q, want the pull request and GitHub's message", err)
+		}
+		if got := e.countCalls("POST", gql) - before; got != 1 {
+			t.Errorf("GraphQL requests = %d, want 1 (an error answer is not retried)", got)
+		}
+		if !isDraft(n) {
+			t.Error("the pull request is no longer a draft")
+		}
+	})
+
+	t.Run("server error retried", func(t *testing.T) {
+		n := draft(3)
+		before, waits := e.countCalls("POST", gql), len(e.sleep.recorded())
+		e.f.FailNext("POST", gql, http.StatusBadGateway, nil)
+		if err := e.client.MarkReadyForReview(ctx, widget, n); err != nil {
+			t.Fatalf("MarkReadyForReview after a 502: %v", err)
+		}
+		if got := e.countCalls("POST", gql) - before; got != 2 || len(e.sleep.recorded()) != waits+1 {
+			t.Errorf("GraphQL requests = %d with %d waits, want 2 with 1", got, len(e.sleep.recorded())-waits)
+		}
+		if isDraft(n) {
+			t.Error("the pull request is still a draft")
+		}
+	})
+
+	t.Run("http error", func(t *testing.T) {
+		n := draft(4)
+		e.f.Inject(ghfake.Fault{Method: "POST", Path: gql, Status: http.StatusUnauthorized, Body: `{"message":"Bad credentials"}`})
+		err := e.client.MarkReadyForReview(ctx, widget, n)
+		if ghapp.HTTPStatus(err) != http.StatusUnauthorized || !strings.Contains(err.Error(), "Bad credentials") {
+			t.Errorf("err = %v, want a 401 APIError with GitHub's message", err)
+		}
+	})
+
+	if err := e.client.MarkReadyForReview(ctx, widget, 999); !errors.Is(err, ghapp.ErrNotFound) {
+		t.Errorf("MarkReadyForReview(999): err = %v, want ErrNotFound", err)
+	}
+}
+
 func TestCreatePRRefusals(t *testing.T) {
 	e := setup(t)
 	e.f.Commit(widgetName, "empty", nil, "no change")

@@ -86,6 +86,45 @@ func (c *Client) UpdatePR(ctx context.Context, repo Repo, number int, u PullRequ
 	return toPullRequest(p), nil
 }
 
+// markReadyMutation marks a draft pull request ready for review; the REST
+// API cannot.
+const markReadyMutation = `mutation($id: ID!) {
+  markPullRequestReadyForReview(input: {pullRequestId: $id}) {
+    pullRequest { isDraft }
+  }
+}`
+
+// MarkReadyForReview marks pull request number ready for review, through
+// GitHub's GraphQL API (the REST API cannot); a pull request that is not a
+// draft is left as it is. The mutation is idempotent, so it is retried like
+// the REST calls. GraphQL errors come back as a *GraphQLError.
+func (c *Client) MarkReadyForReview(ctx context.Context, repo Repo, number int) error {
+	p, _, err := c.gh.PullRequests.Get(ctx, repo.Owner, repo.Name, number)
+	if err != nil {
+		return fmt.Errorf("mark pull request %s#%d ready for review: %w", repo, number, apiError(err))
+	}
+	if !p.GetDraft() {
+		return nil
+	}
+	if p.GetNodeID() == "" {
+		return fmt.Errorf("mark pull request %s#%d ready for review: GitHub gave no node id", repo, number)
+	}
+	var out struct {
+		MarkPullRequestReadyForReview struct {
+			PullRequest struct {
+				IsDraft bool `json:"isDraft"`
+			} `json:"pullRequest"`
+		} `json:"markPullRequestReadyForReview"`
+	}
+	if err := c.graphQL(repeatable(ctx), markReadyMutation, map[string]any{"id": p.GetNodeID()}, &out); err != nil {
+		return fmt.Errorf("mark pull request %s#%d ready for review: %w", repo, number, err)
+	}
+	if out.MarkPullRequestReadyForReview.PullRequest.IsDraft {
+		return fmt.Errorf("mark pull request %s#%d ready for review: GitHub still reports a draft", repo, number)
+	}
+	return nil
+}
+
 // RequestReviewers asks users to review pull request number.
 func (c *Client) RequestReviewers(ctx context.Context, repo Repo, number int, users ...string) error {
 	if len(users) == 0 {
