@@ -56,8 +56,13 @@
 // review_context.go). The round replies on the pull request with the
 // agent's summary and in every inline thread of the reviews that asked for
 // it (round_replies.go), and keeps a check run on the head it started from
-// (round_check.go). Commands that come while a round is queued or running
-// are kept, and start one follow-up round when it ends (followup.go).
+// (round_check.go). A round whose change the agent submitted and nothing
+// keeps a draft (a failed test command, draft: true) marks the bot's draft
+// pull request ready for review — a GraphQL call, or the "[incomplete] "
+// or "[draft] " mark taken off the title where drafts are refused — and
+// puts a note in place of the body's draft notice (ready.go). Commands that
+// come while a round is queued or running are kept, and start one
+// follow-up round when it ends (followup.go).
 //
 // # Repository settings and budgets
 //

@@ -30,6 +30,9 @@ type GitHub interface {
 	FindPR(ctx context.Context, repo ghapp.Repo, branch string) (ghapp.PullRequest, bool, error)
 	CreatePR(ctx context.Context, repo ghapp.Repo, pr ghapp.NewPullRequest) (ghapp.PullRequest, error)
 	UpdatePR(ctx context.Context, repo ghapp.Repo, number int, u ghapp.PullRequestUpdate) (ghapp.PullRequest, error)
+	// MarkReadyForReview takes a draft pull request out of draft (GitHub's
+	// GraphQL API); one that is not a draft is left as it is.
+	MarkReadyForReview(ctx context.Context, repo ghapp.Repo, number int) error
 	RequestReviewers(ctx context.Context, repo ghapp.Repo, number int, users ...string) error
 	ListReviews(ctx context.Context, repo ghapp.Repo, number int) ([]ghapp.Review, error)
 	ListReviewComments(ctx context.Context, repo ghapp.Repo, number int) ([]ghapp.ReviewComment, error)

@@ -100,6 +100,9 @@ func (j *job) publish(ctx context.Context, wt *workspace.WorkTree, saved savedRe
 	}
 	j.finishCheck(ctx, check, runID, res)
 	j.endRound(ctx, outcome, commit, res)
+	if j.round != nil {
+		j.round.ready = j.markReady(ctx, &saved, outcome, commit)
+	}
 	draft, detail := incomplete || (!t.hasPR && draftWhy != ""), ""
 	if draft {
 		detail = draftWhy

@@ -35,6 +35,7 @@ type round struct {
 	commit  string          // the commit the round pushed
 	changed map[string]bool // the files it changed
 	dropped []string        // who had commands kept that a stop dropped
+	ready   readiness       // whether it marked the pull request ready for review
 }
 
 // thread is an inline review thread the round answers.

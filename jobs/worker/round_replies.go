@@ -28,6 +28,10 @@ type roundFinalData struct {
 	// Dropped are who had commands kept for the next round that a stop
 	// dropped.
 	Dropped []string
+	// MarkedReady is set when the round marked the pull request ready for
+	// review; NotReady says why it could not.
+	MarkedReady bool
+	NotReady    string
 }
 
 // threadReplyData is the data of a reply in an inline review thread.
@@ -49,7 +53,8 @@ type threadReplyData struct {
 // the round, unless the round was stopped.
 func (j *job) roundFinal(ctx context.Context, d finalData) error {
 	r := j.round
-	data := roundFinalData{finalData: d, Requesters: j.requesters(), Commit: shortSHA(r.commit), Dropped: r.dropped}
+	data := roundFinalData{finalData: d, Requesters: j.requesters(), Commit: shortSHA(r.commit), Dropped: r.dropped,
+		MarkedReady: r.ready.Marked, NotReady: r.ready.Failure}
 	body, err := j.w.texts.render(tmplRoundFinal, data)
 	if err != nil {
 		return err

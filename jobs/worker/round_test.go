@@ -2,7 +2,9 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +34,10 @@ func TestRoundGolden(t *testing.T) {
 		{"pushed", final(func(d *roundFinalData) { d.Outcome = outcomePRUpdated })},
 		{"pushed incomplete, follow-up of two", final(func(d *roundFinalData) {
 			d.Outcome, d.Draft, d.Detail, d.Requesters = outcomePRUpdated, true, "step limit reached: 75 of 75 steps", []string{"alice", "bob"}
+		})},
+		{"pushed, marked ready", final(func(d *roundFinalData) { d.Outcome, d.MarkedReady = outcomePRUpdated, true })},
+		{"pushed, could not mark ready", final(func(d *roundFinalData) {
+			d.Outcome, d.NotReady = outcomePRUpdated, "GitHub answered: Resource not accessible by integration"
 		})},
 		{"no change", final(func(d *roundFinalData) { d.Outcome, d.Commit = outcomeNoChanges, "" })},
 		{"refused", final(func(d *roundFinalData) {
@@ -89,6 +95,111 @@ func TestRoundGolden(t *testing.T) {
 	superseded.Verification = verificationOf(agent.Result{Status: agent.Submitted})
 	out += goldenCases(t, x, tmplCheckRun, []golden{{"round check: superseded", superseded}, {"round check: stopped before the agent ran", stopped}})
 	checkGolden(t, "round", out)
+}
+
+// TestPRCompletedGolden: a round that completes a draft replaces the
+// notice the body opened with (as pr_body.md.tmpl renders it) and keeps
+// the rest.
+func TestPRCompletedGolden(t *testing.T) {
+	x := mustTexts(t)
+	opened := prBodyData{Issue: 12, Summary: "Fixed the parser.", ReviewRounds: 1, Requester: "alice", Model: "openai/gpt-5",
+		Steps: 9, CostUSD: 0.42, Duration: 192 * time.Second, RunID: "20250102T150405Z-1a2b3c4d", Command: "/agent-fix", TestCommand: "make test"}
+	incomplete := opened
+	incomplete.Incomplete, incomplete.Detail, incomplete.ReviewRounds = true, "This job's budget of $1.00 is nearly used up: $0.97 spent, and the next model call could cost up to $0.05.", 0
+	failed := opened
+	failed.TestRan, failed.TestVerdict, failed.TestFinal, failed.TestOutput = true, "failed with exit code 2", true, "FAIL\n"
+	failed.DraftReason = "the repository's test command `make test` failed with exit code 2 on the change"
+	round := completedNote{Commit: "0123456789ab", prBodyData: prBodyData{RunID: "20250103T090000Z-5e6f7a8b", TestCommand: "make test",
+		TestRan: true, TestPassed: true, TestVerdict: "passed", TestFinal: true}}
+	linked, lastReviewed, untested := round, round, round
+	linked.RunURL = "https://bot.example.com/runs/20250103T090000Z-5e6f7a8b?exp=1736000000&sig=abc"
+	lastReviewed.TestFinal = false
+	untested.TestCommand, untested.TestRan, untested.TestVerdict = "", false, ""
+	var b strings.Builder
+	for _, c := range []struct {
+		name   string
+		opened prBodyData
+		round  completedNote
+	}{
+		{"incomplete, completed with the test passing, signed run link", incomplete, linked},
+		{"draft after a failed test, completed with the test passing as last reviewed", failed, lastReviewed},
+		{"incomplete, completed without a test command", incomplete, untested},
+	} {
+		body, err := renderPRBody(x, c.opened)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := completedBody(x, body, c.round)
+		if err != nil || !ok {
+			t.Fatalf("%s: completedBody = %v, %v; want the notice replaced", c.name, ok, err)
+		}
+		_, rest, _ := strings.Cut(body, "## Summary")
+		if !strings.HasSuffix(got, rest) || !strings.HasPrefix(got, "Fixes #12\n\n> [!NOTE]\n") {
+			t.Errorf("%s: the body around the notice changed:\n%s", c.name, got)
+		}
+		fmt.Fprintf(&b, "===== %s =====\n%s\n", c.name, got)
+	}
+	checkGolden(t, "pr_completed", b.String())
+
+	body, err := renderPRBody(x, incomplete)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crlf := strings.ReplaceAll(body, "\n", "\r\n") // as GitHub keeps a body edited on the web
+	if got, ok, err := completedBody(x, crlf, linked); err != nil || !ok || strings.Contains(got, "This change is incomplete:") {
+		t.Errorf("CRLF body: completedBody = %v, %v; want the notice replaced:\n%s", ok, err, got)
+	}
+	for _, plain := range []string{"Fixes #12\n\n## Summary\n\nDone.\n", strings.Replace(body, "> [!WARNING]", "> [!CAUTION]", 1)} {
+		if got, ok, err := completedBody(x, plain, linked); err != nil || ok || got != plain {
+			t.Errorf("body without the notice: completedBody = %v, %v, changed %v; want it left alone", ok, err, got != plain)
+		}
+	}
+}
+
+func TestCutDraftMark(t *testing.T) {
+	tests := []struct {
+		title, want string
+		marked      bool
+	}{
+		{"[incomplete] Fix #1: crash", "Fix #1: crash", true},
+		{"[draft] Fix #1: crash", "Fix #1: crash", true},
+		{"Fix #1: crash", "Fix #1: crash", false},
+		{"Fix #1: [draft] crash", "Fix #1: [draft] crash", false},
+		{"[incomplete]Fix #1", "[incomplete]Fix #1", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.title, func(t *testing.T) {
+			got, marked := cutDraftMark(tt.title)
+			if got != tt.want || marked != tt.marked {
+				t.Errorf("cutDraftMark(%q) = %q, %v; want %q, %v", tt.title, got, marked, tt.want, tt.marked)
+			}
+		})
+	}
+}
+
+func TestGitHubTrouble(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"graphql", fmt.Errorf("mark: %w", &ghapp.GraphQLError{Messages: []string{"Resource not accessible by integration", "Second."}}),
+			"GitHub answered: Resource not accessible by integration; Second"},
+		{"rest", fmt.Errorf("mark: %w", &ghapp.APIError{Method: "POST", Path: "/api/graphql", Status: 401, Message: "Bad credentials"}),
+			"GitHub answered 401 Unauthorized: Bad credentials"},
+		{"rate limit", &url.Error{Op: "Post", URL: "https://api.github.com/graphql", Err: &ghapp.RateLimitError{Reset: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}},
+			"GitHub's rate limit is used up until 2026-03-01T12:00:00Z"},
+		{"connection", &url.Error{Op: "Post", URL: "https://api.github.com/graphql", Err: errors.New("connection refused")}, "GitHub could not be reached"},
+		{"other", errors.New("mark pull request octo/widget#2 ready for review: GitHub gave no node id"),
+			"GitHub's answer was not as expected; the worker's logs have the details"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := githubTrouble(tt.err); got != tt.want {
+				t.Errorf("githubTrouble(%v) = %q, want %q", tt.err, got, tt.want)
+			}
+		})
+	}
 }
 
 func TestRoundConclusion(t *testing.T) {

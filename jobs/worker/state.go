@@ -189,13 +189,16 @@ func (s state) knownStatusComment(ctx context.Context, key string) (commentRef, 
 // published, so a retry after a GitHub failure publishes it again instead
 // of running the agent again.
 type savedResult struct {
-	RunID  string           `json:"run_id"`
-	Base   string           `json:"base"`
-	Result agent.Result     `json:"result"`
-	Model  string           `json:"model"`
-	Review reviewProgress   `json:"review"`
-	PR     int              `json:"pr,omitempty"` // the open bot PR the job continued, if any
-	Done   *publishedResult `json:"done,omitempty"`
+	RunID  string         `json:"run_id"`
+	Base   string         `json:"base"`
+	Result agent.Result   `json:"result"`
+	Model  string         `json:"model"`
+	Review reviewProgress `json:"review"`
+	PR     int            `json:"pr,omitempty"` // the open bot PR the job continued, if any
+	// Ready is set once a round that completed its pull request marked it
+	// ready for review (job.markReady), so a retry does not ask again.
+	Ready bool             `json:"ready,omitempty"`
+	Done  *publishedResult `json:"done,omitempty"`
 }
 
 // publishedResult marks a job whose outcome was fully reported.
