@@ -44,7 +44,8 @@ type readiness struct {
 // markReady marks a round's pull request ready for review when the round
 // completed it: the round pushed a change the agent submitted, draftReason
 // finds nothing that keeps it a draft (a failed test command, draft: true),
-// and the pull request is a draft or has one of the bot's draftMarks in its
+// and the pull request is a draft whose body has the bot's draft notice
+// (not one a person made a draft) or has one of the bot's draftMarks in its
 // title. A draft is marked ready through GitHub's GraphQL API, a marked
 // title loses its mark, and then the body's draft notice gives way to a
 // note saying which round completed the change (completeBody). A GitHub
@@ -58,7 +59,9 @@ func (j *job) markReady(ctx context.Context, saved *savedResult, outcome, commit
 	pr := j.round.pr // as the round read it when it started
 	title, marked := cutDraftMark(pr.Title)
 	if !saved.Ready {
-		if !pr.Draft && !marked {
+		// Only the bot's own drafts: one whose body lost the bot's notice
+		// or that someone made a draft by hand stays as people left it.
+		if !marked && (!pr.Draft || !hasDraftNotice(pr.Body)) {
 			return readiness{}
 		}
 		if err := j.undraft(ctx, pr, title, marked); err != nil {
@@ -88,6 +91,12 @@ func (j *job) undraft(ctx context.Context, pr ghapp.PullRequest, title string, m
 		}
 	}
 	return nil
+}
+
+// hasDraftNotice reports whether body starts a section with one of the
+// notices pr_body.md.tmpl gives a draft.
+func hasDraftNotice(body string) bool {
+	return incompleteNoticeRe.MatchString(body) || draftNoticeRe.MatchString(body)
 }
 
 // cutDraftMark returns title without the bot's draft mark, and whether it

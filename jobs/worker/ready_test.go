@@ -117,7 +117,8 @@ func TestRoundCompletesAnIncompleteDraft(t *testing.T) {
 
 // TestRoundKeepsTheDraft: a round that does not complete the change —
 // a limit ends it, the repository asks for drafts, its test command fails —
-// leaves the draft and its body as they are.
+// or a draft the bot did not make leaves the draft and its body as they
+// are.
 func TestRoundKeepsTheDraft(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -129,12 +130,20 @@ func TestRoundKeepsTheDraft(t *testing.T) {
 			"to this pull request; the run did not finish (step limit reached: 3 of 3 steps), so the change is incomplete."},
 		{"draft: true", "draft: true\n", finishRound(), "to this pull request.\n"},
 		{"failing test", "test: 'echo FAIL; exit 1'\n", finishRound(), "to this pull request.\n"},
+		{"a draft made by hand", "", finishRound(), "to this pull request.\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.cfg.MaxSteps = 3
-			n := h.incompletePR(true)
+			var n int
+			if tt.name == "a draft made by hand" { // opened ready (no notice), then made a draft on GitHub
+				h.f.Commit(hRepo, "agent-fix/issue-1", map[string]string{"calc.go": fixedCalc}, "Fix #1: Add subtracts")
+				n = h.f.AddPR(hRepo, ghfake.PR{Title: "Fix #1: Add subtracts", Head: "agent-fix/issue-1", Author: h.f.BotLogin(),
+					Body: "Fixes #1\n\n## Summary\n\nFixed Add.", Draft: true})
+			} else {
+				n = h.incompletePR(true)
+			}
 			before, head := h.pr(n), h.f.HeadCommit(hRepo, "agent-fix/issue-1")
 			if tt.config != "" {
 				h.configure("main", tt.config)
