@@ -48,22 +48,22 @@ type readiness struct {
 // (not one a person made a draft) or has one of the bot's draftMarks in its
 // title. A draft is marked ready through GitHub's GraphQL API, a marked
 // title loses its mark, and then the body's draft notice gives way to a
-// note saying which round completed the change (completeBody). A GitHub
-// failure is logged and returned in words for the round's reply; it never
-// fails the job. saved.Ready remembers it was done, so a retry of the job
-// says so again without asking GitHub twice.
+// note saying which round completed the change (completeBody). A pull
+// request that is no longer a draft but whose body still has the notice
+// gets the note without a claim of having marked it. A GitHub failure is
+// logged and returned in words for the round's reply; it never fails the
+// job. saved.Ready remembers it was done, so a retry of the job says so
+// again without asking GitHub twice.
 func (j *job) markReady(ctx context.Context, saved *savedResult, outcome, commit string) readiness {
 	if outcome != outcomePRUpdated || saved.Result.Status != agent.Submitted || j.draftReason(*saved) != "" {
 		return readiness{}
 	}
 	pr := j.round.pr // as the round read it when it started
 	title, marked := cutDraftMark(pr.Title)
-	if !saved.Ready {
-		// Only the bot's own drafts: one whose body lost the bot's notice
-		// or that someone made a draft by hand stays as people left it.
-		if !marked && (!pr.Draft || !hasDraftNotice(pr.Body)) {
-			return readiness{}
-		}
+	notice := hasDraftNotice(pr.Body)
+	switch {
+	case saved.Ready:
+	case marked || pr.Draft && notice:
 		if err := j.undraft(ctx, pr, title, marked); err != nil {
 			j.log.Warn("mark the pull request ready for review", logattr.PR, pr.Number, logattr.Err, err)
 			return readiness{Failure: githubTrouble(err)}
@@ -72,6 +72,16 @@ func (j *job) markReady(ctx context.Context, saved *savedResult, outcome, commit
 		if err := j.w.state.saveResult(ctx, j.key, *saved); err != nil {
 			j.log.Warn("remember that the pull request was marked ready", logattr.Err, err)
 		}
+	case notice && !pr.Draft:
+		// Ready already, with the notice still saying otherwise: someone
+		// marked it ready, or this job did before a crash kept it from
+		// remembering. The body catches up; the reply claims nothing.
+		j.completeBody(ctx, pr, *saved, commit)
+		return readiness{}
+	default:
+		// Only the bot's own drafts: one whose body lost the bot's notice,
+		// or that someone made a draft by hand, stays as people left it.
+		return readiness{}
 	}
 	j.completeBody(ctx, pr, *saved, commit)
 	return readiness{Marked: true}

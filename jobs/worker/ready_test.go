@@ -19,6 +19,17 @@ func (h *harness) incompletePR(draft bool) int {
 	h.t.Helper()
 	branch := fmt.Sprintf("agent-fix/issue-%d", h.issue)
 	h.f.Commit(hRepo, branch, map[string]string{"calc.go": fixedCalc}, fmt.Sprintf("Fix #%d: Add subtracts", h.issue))
+	title := fmt.Sprintf("Fix #%d: Add subtracts", h.issue)
+	if !draft {
+		title = "[incomplete] " + title
+	}
+	return h.f.AddPR(hRepo, ghfake.PR{Title: title, Head: branch, Author: h.f.BotLogin(), Body: h.incompleteBody(), Draft: draft})
+}
+
+// incompleteBody is the body pr_body.md.tmpl renders for the harness issue
+// when a limit ended the run.
+func (h *harness) incompleteBody() string {
+	h.t.Helper()
 	body, err := renderPRBody(mustTexts(h.t), prBodyData{
 		Issue: h.issue, Incomplete: true, Detail: "step limit reached: 3 of 3 steps", Summary: "Changed Add.",
 		Requester: hRequester, Model: hModel, Steps: 3, CostUSD: 0.01, Duration: time.Minute, RunID: "20250102T150405Z-1a2b3c4d", Command: "/agent-fix",
@@ -26,11 +37,7 @@ func (h *harness) incompletePR(draft bool) int {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	title := fmt.Sprintf("Fix #%d: Add subtracts", h.issue)
-	if !draft {
-		title = "[incomplete] " + title
-	}
-	return h.f.AddPR(hRepo, ghfake.PR{Title: title, Head: branch, Author: h.f.BotLogin(), Body: body, Draft: draft})
+	return body
 }
 
 // pr returns pull request number of the harness repository.
@@ -169,6 +176,31 @@ func TestRoundKeepsTheDraft(t *testing.T) {
 				t.Errorf("GraphQL requests = %d, want none", got)
 			}
 		})
+	}
+}
+
+// TestRoundCompletesADraftMadeReady: a round completes the change of an
+// incomplete pull request someone already marked ready; the body's notice
+// gives way to the note, and the reply claims no marking.
+func TestRoundCompletesADraftMadeReady(t *testing.T) {
+	h := newHarness(t)
+	h.f.Commit(hRepo, "agent-fix/issue-1", map[string]string{"calc.go": fixedCalc}, "Fix #1: Add subtracts")
+	n := h.f.AddPR(hRepo, ghfake.PR{Title: "Fix #1: Add subtracts", Head: "agent-fix/issue-1", Author: h.f.BotLogin(), Body: h.incompleteBody()})
+	h.model.add(finishRound()...)
+	h.startWorker()
+	h.commentOn(n, h.f.BotLogin(), hRequester, "/agent-fix finish it")
+	h.waitFor("the round's reply and its task done", func() bool {
+		return len(h.commentsWith(n, "agentfix:final revise:")) == 1 && h.reviseState(n) == "completed"
+	})
+	pr := h.pr(n)
+	if pr.Draft || strings.Contains(pr.Body, "This change is incomplete") || !strings.Contains(pr.Body, "A later round completed it in `") {
+		t.Errorf("pull request draft %v, body:\n%s\nwant ready, with the completed note in place of the notice", pr.Draft, pr.Body)
+	}
+	if reply := h.commentsWith(n, "agentfix:final revise:")[0].Body; strings.Contains(reply, "ready for review") {
+		t.Errorf("round reply claims a marking:\n%s", reply)
+	}
+	if got := graphQLCalls(h.f); got != 0 {
+		t.Errorf("GraphQL requests = %d, want none", got)
 	}
 }
 
