@@ -46,11 +46,15 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	log := s.log.With(logattr.Event, label, logattr.DeliveryID, truncate(github.DeliveryID(r), 128))
 
-	if r.ContentLength > MaxBodyBytes {
+	tooLarge := func() {
 		s.fail(w, log, label, http.StatusRequestEntityTooLarge, outcomeTooLarge, fmt.Sprintf("body exceeds %d bytes", MaxBodyBytes))
+	}
+	if r.ContentLength > MaxBodyBytes {
+		tooLarge()
 		return
 	}
-	if _, err := parseSignature(r.Header.Get(signatureHeader)); err != nil {
+	sum, err := parseSignature(r.Header.Get(signatureHeader))
+	if err != nil {
 		s.fail(w, log, label, http.StatusUnauthorized, outcomeUnauthorized, err.Error())
 		return
 	}
@@ -63,16 +67,16 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	body, err := readBody(w, r)
-	var tooLarge *http.MaxBytesError
+	var overLimit *http.MaxBytesError
 	switch {
-	case errors.As(err, &tooLarge):
-		s.fail(w, log, label, http.StatusRequestEntityTooLarge, outcomeTooLarge, fmt.Sprintf("body exceeds %d bytes", MaxBodyBytes))
+	case errors.As(err, &overLimit):
+		tooLarge()
 		return
 	case err != nil:
 		s.fail(w, log, label, http.StatusBadRequest, outcomeBadRequest, "read body: "+err.Error())
 		return
 	}
-	if err := verifySignature(s.secret, body, r.Header.Get(signatureHeader)); err != nil {
+	if err := verifySignature(s.secret, body, sum); err != nil {
 		s.fail(w, log, label, http.StatusUnauthorized, outcomeUnauthorized, err.Error())
 		return
 	}

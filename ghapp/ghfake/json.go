@@ -193,3 +193,14 @@ func page(w http.ResponseWriter, r *http.Request, n int) (lo, hi int) {
 	hi = min(lo+per, n)
 	return lo, hi
 }
+
+// pageJSON serves the requested page of all (see page) as the JSON
+// values toJSON makes of its items.
+func pageJSON[T any](w http.ResponseWriter, r *http.Request, all []T, toJSON func(T) any) []any {
+	lo, hi := page(w, r, len(all))
+	out := []any{}
+	for _, item := range all[lo:hi] {
+		out = append(out, toJSON(item))
+	}
+	return out
+}

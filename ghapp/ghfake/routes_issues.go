@@ -88,12 +88,7 @@ func (f *Fake) listComments(w http.ResponseWriter, r *http.Request, rp *repo, _ 
 			all = append(all, c)
 		}
 	}
-	lo, hi := page(w, r, len(all))
-	out := []any{}
-	for _, c := range all[lo:hi] {
-		out = append(out, f.commentJSON(rp, c))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, pageJSON(w, r, all, func(c *Comment) any { return f.commentJSON(rp, c) }))
 }
 
 // checkBody answers 422 for a missing or too long body.

@@ -57,12 +57,7 @@ func (f *Fake) listPRs(w http.ResponseWriter, r *http.Request, rp *repo, _ *toke
 		}
 		all = append(all, f.prView(rp, pr))
 	}
-	lo, hi := page(w, r, len(all))
-	out := []any{}
-	for _, pr := range all[lo:hi] {
-		out = append(out, f.prJSON(rp, pr))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, pageJSON(w, r, all, func(pr PR) any { return f.prJSON(rp, pr) }))
 }
 
 func (f *Fake) getPR(w http.ResponseWriter, r *http.Request, rp *repo, _ *token) {
@@ -231,12 +226,7 @@ func (f *Fake) listReviewComments(w http.ResponseWriter, r *http.Request, rp *re
 			all = append(all, c)
 		}
 	}
-	lo, hi := page(w, r, len(all))
-	out := []any{}
-	for _, c := range all[lo:hi] {
-		out = append(out, f.reviewCommentJSON(rp, c))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, pageJSON(w, r, all, func(c *ReviewComment) any { return f.reviewCommentJSON(rp, c) }))
 }
 
 func (f *Fake) listReviews(w http.ResponseWriter, r *http.Request, rp *repo, _ *token) {
@@ -250,12 +240,9 @@ func (f *Fake) listReviews(w http.ResponseWriter, r *http.Request, rp *repo, _ *
 			all = append(all, rv)
 		}
 	}
-	lo, hi := page(w, r, len(all))
-	out := []any{}
-	for _, rv := range all[lo:hi] {
-		out = append(out, map[string]any{"id": rv.ID, "user": f.userJSON(rv.Author), "body": rv.Body, "state": rv.State})
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, pageJSON(w, r, all, func(rv *Review) any {
+		return map[string]any{"id": rv.ID, "user": f.userJSON(rv.Author), "body": rv.Body, "state": rv.State}
+	}))
 }
 
 // createReviewComment serves POST …/pulls/{number}/comments: a reply when

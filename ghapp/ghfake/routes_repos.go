@@ -236,10 +236,6 @@ func (f *Fake) listCheckRuns(w http.ResponseWriter, r *http.Request, rp *repo, _
 		}
 		all = append(all, c)
 	}
-	lo, hi := page(w, r, len(all))
-	runs := []any{}
-	for _, c := range all[lo:hi] {
-		runs = append(runs, f.checkRunJSON(rp, c))
-	}
+	runs := pageJSON(w, r, all, func(c *CheckRun) any { return f.checkRunJSON(rp, c) })
 	writeJSON(w, http.StatusOK, map[string]any{"total_count": len(all), "check_runs": runs})
 }
