@@ -12,38 +12,17 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/agentfix/agentfix/internal/logattr"
+	"github.com/agentfix/agentfix/repo"
 )
 
-// Repo names a repository.
-type Repo struct {
-	Owner, Name string
-}
+// Repo names a repository (package repo's identity).
+type Repo = repo.Name
 
-// ParseRepo parses "owner/name".
-func ParseRepo(s string) (Repo, error) {
-	owner, name, ok := strings.Cut(s, "/")
-	r := Repo{Owner: owner, Name: name}
-	if !ok || !validName(owner) || !validName(name) {
-		return Repo{}, fmt.Errorf("repository %q: want owner/name of letters, digits, '-', '_' and '.'", s)
-	}
-	return r, nil
-}
+// ParseRepo parses "owner/name" (repo.Parse).
+func ParseRepo(s string) (Repo, error) { return repo.Parse(s) }
 
-// validName reports whether s can be a GitHub owner or repository name.
-func validName(s string) bool {
-	if s == "" || s == "." || s == ".." || len(s) > 100 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return true
-}
-
-// String returns "owner/name".
-func (r Repo) String() string { return r.Owner + "/" + r.Name }
+// validRepo reports whether r could be a GitHub repository.
+func validRepo(r Repo) bool { return repo.ValidPart(r.Owner) && repo.ValidPart(r.Name) }
 
 // Token is an installation access token for git over HTTPS (user
 // "x-access-token", the token as password). It is kept in memory only:
@@ -87,7 +66,7 @@ func (a *App) Token(ctx context.Context, installationID int64, repo Repo) (Token
 	if installationID <= 0 {
 		return Token{}, fmt.Errorf("token for %s: installation id must be positive, got %d", repo, installationID)
 	}
-	if !validName(repo.Owner) || !validName(repo.Name) {
+	if !validRepo(repo) {
 		return Token{}, fmt.Errorf("token for installation %d: invalid repository %q", installationID, repo)
 	}
 	key := tokenKey{installationID, strings.ToLower(repo.String())}
