@@ -8,8 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/agentfix/agentfix/internal/proc"
 )
 
 // ErrOutputTooLarge is wrapped when a git command prints more than the
@@ -69,7 +70,7 @@ func (g gitRunner) command(ctx context.Context, maxOut int64, env []string, args
 		full = append(full, "--work-tree="+g.workTree)
 	}
 	full = append(append(full, gitSafetyConfig...), args...)
-	cmd := exec.CommandContext(ctx, "git", full...)
+	cmd := proc.Command(ctx, nil, append([]string{"git"}, full...)...)
 	cmd.Env = append(g.env(), env...)
 	cmd.Dir = g.home
 	if g.workTree != "" {
@@ -79,9 +80,6 @@ func (g gitRunner) command(ctx context.Context, maxOut int64, env []string, args
 	stderr := NewHeadTail(gitStderrLimit)
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = waitDelay
 	return cmd, stdout, stderr
 }
 

@@ -9,14 +9,13 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/agentfix/agentfix/internal/proc"
 )
 
-// Grace periods of a command's end. They bound how long the worker waits
-// for a killed process to be reaped and for the output pipe to drain.
-const (
-	waitDelay  = 5 * time.Second
-	drainDelay = 2 * time.Second
-)
+// drainDelay bounds how long the worker waits, once a command's process
+// group is gone, for the output pipe to drain.
+const drainDelay = 2 * time.Second
 
 // process is one sandboxed command as the host runs it.
 type process struct {
@@ -44,21 +43,12 @@ func runProcess(ctx context.Context, p process, timeout time.Duration, outLimit 
 	}
 	defer pr.Close()
 
-	cmd := exec.CommandContext(runCtx, p.argv[0], p.argv[1:]...)
+	cmd := proc.Command(runCtx, p.onKill, p.argv...)
 	cmd.Env = p.env
 	cmd.Dir = p.dir
 	cmd.Stdout = pw
 	cmd.Stderr = pw
 	cmd.ExtraFiles = p.extraFiles
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		killGroup(cmd.Process.Pid)
-		if p.onKill != nil {
-			p.onKill()
-		}
-		return nil
-	}
-	cmd.WaitDelay = waitDelay
 
 	buf := NewHeadTail(outLimit)
 	start := time.Now()
@@ -75,7 +65,7 @@ func runProcess(ctx context.Context, p process, timeout time.Duration, outLimit 
 
 	waitErr := cmd.Wait()
 	// Background processes the command left behind die with it.
-	killGroup(cmd.Process.Pid)
+	proc.KillGroup(cmd.Process.Pid)
 	select {
 	case <-copied:
 	case <-time.After(drainDelay):
@@ -99,12 +89,6 @@ func runProcess(ctx context.Context, p process, timeout time.Duration, outLimit 
 		return res, fmt.Errorf("%w: wait for %s: %w", ErrSandboxDead, p.argv[0], waitErr)
 	}
 	return res, nil
-}
-
-// killGroup sends SIGKILL to the process group pgid; a group that is
-// already gone is not an error.
-func killGroup(pgid int) {
-	syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
 // exitCode returns the exit status like a shell does: 128+n for a signal n.

@@ -5,11 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/agentfix/agentfix/internal/proc"
 	"github.com/agentfix/agentfix/workspace"
 )
 
@@ -128,7 +127,7 @@ func (r *userRepo) apply(ctx context.Context, patch string, touched []string) er
 func (r *userRepo) git(ctx context.Context, stdin []byte, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, userGitTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", r.dir}, args...)...)
+	cmd := proc.Command(ctx, nil, append([]string{"git", "-C", r.dir}, args...)...)
 	cmd.Env = r.environ
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
@@ -136,9 +135,6 @@ func (r *userRepo) git(ctx context.Context, stdin []byte, args ...string) (strin
 	stdout := workspace.NewHeadTail(userGitMaxOutput)
 	stderr := workspace.NewHeadTail(userGitStderr)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {

@@ -8,12 +8,12 @@ import (
 	"net/http"
 	"net/http/cgi"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/agentfix/agentfix/internal/proc"
 )
 
 // Delete, as the content of a path given to Commit, removes the file.
@@ -298,7 +298,7 @@ func (f *Fake) revParse(rp *repo, spec string) (string, bool) {
 func (f *Fake) git(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, f.gitBin, args...)
+	cmd := proc.Command(ctx, nil, append([]string{f.gitBin}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(f.gitEnv(), env...)
 	if stdin != nil {
@@ -307,9 +307,6 @@ func (f *Fake) git(ctx context.Context, dir string, env []string, stdin []byte, 
 	stdout := &capped{max: maxGitOutput}
 	stderr := &capped{max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
 	}
