@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/internal/logattr"
+	"github.com/agentfix/agentfix/localfix"
 )
 
 // Main is one run of the bot binary: it parses the subcommand, wires the
@@ -189,10 +190,12 @@ func (e configError) Unwrap() error { return e.err }
 func exitCode(err error) int {
 	var ue usageError
 	var ce configError
+	var lue localfix.UsageError
+	var lce localfix.ConfigError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &ue), errors.As(err, &ce):
+	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &lue), errors.As(err, &lce):
 		return 2
 	default:
 		return 1

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/localfix"
 )
 
 // testGitEnv makes the test repositories' commits deterministic and keeps
@@ -149,7 +150,7 @@ func readFile(t *testing.T, path string) string {
 
 func readTrajectory(t *testing.T, path string) agent.Trajectory {
 	t.Helper()
-	traj, err := readTrajectoryFile(path)
+	traj, err := localfix.ReadTrajectoryFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,27 +356,6 @@ func TestFixUsageErrors(t *testing.T) {
 			}
 			if got.err == nil || !strings.Contains(got.err.Error(), tt.want) {
 				t.Errorf("error %v, want it to contain %q", got.err, tt.want)
-			}
-		})
-	}
-}
-
-func TestParseIssue(t *testing.T) {
-	tests := []struct {
-		name, text, title, body string
-	}{
-		{"title line", "# Add subtracts\n\nAdd(1, 2) returns -1.\n", "Add subtracts", "Add(1, 2) returns -1."},
-		{"blank lines and BOM first", "\uFEFF\n\n# Title\r\nBody\r\n", "Title", "Body"},
-		{"title only", "# Only a title", "Only a title", ""},
-		{"no title line", "Add(1, 2) returns -1.\n\nIt should be 3.", "Add(1, 2) returns -1.", "Add(1, 2) returns -1.\n\nIt should be 3."},
-		{"second-level heading is not a title", "## Steps\n1. run", "Steps", "## Steps\n1. run"},
-		{"long first line", strings.Repeat("x", 150), strings.Repeat("x", 99) + "…", strings.Repeat("x", 150)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			title, body := parseIssue(tt.text)
-			if title != tt.title || body != tt.body {
-				t.Errorf("parseIssue(%q) = %q, %q; want %q, %q", tt.text, title, body, tt.title, tt.body)
 			}
 		})
 	}

@@ -12,6 +12,9 @@ import (
 	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/internal/logattr"
 	"github.com/agentfix/agentfix/jobs"
+	"github.com/agentfix/agentfix/jobs/worker/outcome"
+	"github.com/agentfix/agentfix/jobs/worker/report"
+	"github.com/agentfix/agentfix/jobs/worker/store"
 )
 
 // taskHead is what the worker reads of any agent task's payload.
@@ -40,7 +43,7 @@ func payloadDelivery(b []byte) string { return decodeHead(b).DeliveryID }
 func (w *Worker) handleCancel(ctx context.Context, t *asynq.Task) error {
 	c, err := jobs.Decode[jobs.Cancel](t.Payload())
 	if err != nil {
-		w.metrics.job(jobs.TypeCancel, outcomeInvalid)
+		w.metrics.job(jobs.TypeCancel, outcome.Invalid)
 		return skip(err)
 	}
 	log := w.log.With(logattr.DeliveryID, c.DeliveryID, logattr.InstallationID, c.Installation, logattr.Reason, c.Reason)
@@ -51,7 +54,7 @@ func (w *Worker) handleCancel(ctx context.Context, t *asynq.Task) error {
 	var ids []string
 	if c.Number != 0 {
 		if len(c.Repos) != 1 {
-			w.metrics.job(jobs.TypeCancel, outcomeInvalid)
+			w.metrics.job(jobs.TypeCancel, outcome.Invalid)
 			return skip(fmt.Errorf("cancel of issue %d needs one repository, got %d", c.Number, len(c.Repos)))
 		}
 		ids = []string{jobs.FixTaskID(c.Repos[0].FullName, c.Number)}
@@ -61,14 +64,14 @@ func (w *Worker) handleCancel(ctx context.Context, t *asynq.Task) error {
 			ids = append(ids, id)
 		}
 	} else if ids, err = w.agentTasksOf(c.Installation, c.Repos); err != nil {
-		w.metrics.job(jobs.TypeCancel, outcomeError)
+		w.metrics.job(jobs.TypeCancel, outcome.Error)
 		return err
 	}
 	stopped := 0
 	for _, id := range ids {
-		ok, err := w.stopTask(ctx, id, cancelMarker{Reason: string(c.Reason)})
+		ok, err := w.stopTask(ctx, id, store.CancelMarker{Reason: string(c.Reason)})
 		if err != nil {
-			w.metrics.job(jobs.TypeCancel, outcomeError)
+			w.metrics.job(jobs.TypeCancel, outcome.Error)
 			return err
 		}
 		if ok {
@@ -76,7 +79,7 @@ func (w *Worker) handleCancel(ctx context.Context, t *asynq.Task) error {
 		}
 	}
 	log.Info(fmt.Sprintf("cancel handled: %d of %d jobs stopped", stopped, len(ids)))
-	w.metrics.job(jobs.TypeCancel, outcomeStopped)
+	w.metrics.job(jobs.TypeCancel, outcome.Stopped)
 	return nil
 }
 
@@ -117,7 +120,7 @@ func (w *Worker) agentTasksOf(installation int64, repos []jobs.Repo) ([]string, 
 // stopTask stops agent task id: a running one gets its cancel marker and
 // asynq's cancellation (its handler reports), a waiting one is deleted and
 // its status comment says so. It reports whether there was a job to stop.
-func (w *Worker) stopTask(ctx context.Context, id string, m cancelMarker) (bool, error) {
+func (w *Worker) stopTask(ctx context.Context, id string, m store.CancelMarker) (bool, error) {
 	info, err := w.inspector.GetTaskInfo(jobs.QueueAgent, id)
 	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
 		return false, nil
@@ -133,7 +136,7 @@ func (w *Worker) stopTask(ctx context.Context, id string, m cancelMarker) (bool,
 	h := decodeHead(info.Payload)
 	m.DeliveryID = h.DeliveryID
 	// The marker first: a job that starts or runs now sees it.
-	if err := w.state.setCancel(ctx, id, m); err != nil {
+	if err := w.store.SetCancel(ctx, id, m); err != nil {
 		return false, err
 	}
 	if info.State == asynq.TaskStateActive {
@@ -158,9 +161,9 @@ func (w *Worker) stopTask(ctx context.Context, id string, m cancelMarker) (bool,
 
 // markStoppedBeforeStart edits the status comment of a job deleted before
 // it ran; a failure is logged (the installation may be gone).
-func (w *Worker) markStoppedBeforeStart(ctx context.Context, h taskHead, id string, m cancelMarker) {
-	key := jobKey(id, h.DeliveryID)
-	ref, ok, err := w.state.knownStatusComment(ctx, key)
+func (w *Worker) markStoppedBeforeStart(ctx context.Context, h taskHead, id string, m store.CancelMarker) {
+	key := store.JobKey(id, h.DeliveryID)
+	ref, ok, err := w.store.KnownStatusComment(ctx, key)
 	if err != nil || !ok {
 		return
 	}
@@ -170,13 +173,13 @@ func (w *Worker) markStoppedBeforeStart(ctx context.Context, h taskHead, id stri
 	}
 	gh, err := w.opts.GitHub.Installation(h.Installation)
 	if err == nil {
-		s := w.newStatusComment(gh, repo, ref, key, h.Requester.Login, w.log)
-		detail := cancelDetail(m)
+		s := w.statuses.editor(gh, repo, ref, key, h.Requester.Login, w.log)
+		detail := report.CancelDetail(m.Reason)
 		if detail == "" {
 			detail = "before it started."
 		}
-		err = s.show(ctx, func(d *statusData) {
-			d.Phase, d.StoppedBy, d.Detail, d.Outcome = PhaseCancelled, m.By, detail, outcomeCancelled
+		err = s.Show(ctx, func(d *report.Status) {
+			d.Phase, d.StoppedBy, d.Detail, d.Outcome = report.PhaseCancelled, m.By, detail, outcome.Cancelled
 		}, true)
 	}
 	if err != nil {
@@ -188,14 +191,14 @@ func (w *Worker) markStoppedBeforeStart(ctx context.Context, h taskHead, id stri
 // write access, may stop the issue's fix job or the PR's revise job (and,
 // on the bot's PR of an issue, that issue's fix job; on an issue, the round
 // running on its open bot PR).
-func (nt *notice) stop(ctx context.Context) (string, error) {
+func (nt *notice) stop(ctx context.Context) (outcome.Outcome, error) {
 	n := nt.n
 	w := nt.w
 	ids := []string{jobs.FixTaskID(n.Repo.FullName, n.Number)}
 	if !n.IsPR {
 		// The issue's work may have moved to a round on its open bot PR.
 		if id, err := w.issueRound(ctx, n.Installation, n.Repo.FullName, n.Number); err != nil {
-			return outcomeError, err
+			return outcome.Error, err
 		} else if id != "" {
 			ids = append(ids, id)
 		}
@@ -203,7 +206,7 @@ func (nt *notice) stop(ctx context.Context) (string, error) {
 		ids = []string{jobs.ReviseTaskID(n.Repo.FullName, n.Number)}
 		pr, err := nt.gh.PR(ctx, nt.repo, n.Number)
 		if err != nil {
-			return outcomeError, err
+			return outcome.Error, err
 		}
 		if k := issueOf(pr); k > 0 {
 			ids = append(ids, jobs.FixTaskID(n.Repo.FullName, k))
@@ -215,7 +218,7 @@ func (nt *notice) stop(ctx context.Context) (string, error) {
 			continue
 		}
 		if err != nil {
-			return outcomeError, err
+			return outcome.Error, err
 		}
 		if info.State == asynq.TaskStateCompleted || info.State == asynq.TaskStateArchived {
 			continue
@@ -223,22 +226,22 @@ func (nt *notice) stop(ctx context.Context) (string, error) {
 		if !strings.EqualFold(decodeHead(info.Payload).Requester.Login, n.Requester.Login) {
 			perm, err := nt.gh.Permission(ctx, nt.repo, n.Requester.Login)
 			if err != nil {
-				return outcomeError, err
+				return outcome.Error, err
 			}
 			if !perm.CanWrite() {
-				d := w.replyData(n.Requester.Login, n.DeliveryID)
-				return outcomeUnauthorized, w.reply(ctx, nt.gh, nt.repo, n.Number, tmplStopRefused, d)
+				d := w.replies.data(n.Requester.Login, n.DeliveryID)
+				return posted(outcome.Unauthorized, w.replies.post(ctx, nt.gh, nt.repo, n.Number, report.ReplyStopRefused, d))
 			}
 		}
-		ok, err := w.stopTask(ctx, id, cancelMarker{By: n.Requester.Login, Reason: reasonStop})
+		ok, err := w.stopTask(ctx, id, store.CancelMarker{By: n.Requester.Login, Reason: store.ReasonStop})
 		if err != nil {
-			return outcomeError, err
+			return outcome.Error, err
 		}
 		if ok {
-			return outcomeStopped, nil
+			return outcome.Stopped, nil
 		}
 	}
-	d := w.replyData(n.Requester.Login, n.DeliveryID)
+	d := w.replies.data(n.Requester.Login, n.DeliveryID)
 	d.IsPR = n.IsPR
-	return outcomeReplied, w.reply(ctx, nt.gh, nt.repo, n.Number, tmplNothingToStop, d)
+	return posted(outcome.Replied, w.replies.post(ctx, nt.gh, nt.repo, n.Number, report.ReplyNothingToStop, d))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentfix/agentfix/ghapp/ghfake"
+	"github.com/agentfix/agentfix/jobs/worker/outcome"
 )
 
 // TestLabelToPullRequest is the whole pipeline in one process: a signed
@@ -115,7 +116,7 @@ func TestLabelToPullRequest(t *testing.T) {
 		t.Fatalf("runs = %v, %v; want one", list, err)
 	}
 	m := list[0]
-	if m.Status != outcomePROpened || m.ExitStatus != "submitted" || m.Steps != 5 || m.PR != 2 || m.Requester != hRequester || m.Tokens.Input != 5000 {
+	if m.Status != string(outcome.PROpened) || m.ExitStatus != "submitted" || m.Steps != 5 || m.PR != 2 || m.Requester != hRequester || m.Tokens.Input != 5000 {
 		t.Errorf("run meta = %+v", m)
 	}
 	rec, err := h.store.Get(context.Background(), m.RunID)
@@ -157,8 +158,8 @@ func TestLabelToPullRequest(t *testing.T) {
 		labels map[string]string
 		want   float64
 	}{
-		{"agentfix_jobs_total", map[string]string{"kind": "fix", "outcome": outcomePROpened}, 1},
-		{"agentfix_jobs_total", map[string]string{"kind": "notice", "outcome": outcomeAcknowledged}, 1},
+		{"agentfix_jobs_total", map[string]string{"kind": "fix", "outcome": string(outcome.PROpened)}, 1},
+		{"agentfix_jobs_total", map[string]string{"kind": "notice", "outcome": string(outcome.Acknowledged)}, 1},
 		{"agentfix_agent_steps_total", nil, 5},
 		{"agentfix_model_tokens_total", map[string]string{"provider": "openai", "type": "input"}, 5000},
 		{"agentfix_job_duration_seconds", nil, 1}, // sample count

@@ -2,156 +2,31 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
 
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/internal/logattr"
 	"github.com/agentfix/agentfix/jobs"
+	"github.com/agentfix/agentfix/jobs/worker/outcome"
+	"github.com/agentfix/agentfix/jobs/worker/report"
+	"github.com/agentfix/agentfix/jobs/worker/store"
 )
 
-// Follow-up rounds (DESIGN.md §4). A command on a pull request whose
-// revise task is queued or running is kept in a Redis list,
-// agentfix:followup:<task id>; when the round ends for good, the kept
-// commands start one follow-up round that answers them all.
-//
-// The ending round still holds the revise task id while its handler runs,
-// so it cannot enqueue the next round itself: it enqueues a follow-up task
-// on the interactive queue, which waits until asynq has finished the round,
-// then enqueues the follow-up round — under the revise task id again, so
-// one round per pull request at a time still holds — with the delivery id
-// jobs.FollowUpDeliveryID of the ended round's, and removes the commands it
-// took from the list.
-//
-// A command kept just as the round ends must not be stranded. The round,
-// as it ends, sets agentfix:roundend:<task id> to its delivery and then
-// counts the list; the notice that keeps a command pushes it and then reads
-// that marker, in one transaction. Either the round's count sees the
-// command, or the notice sees the marker and enqueues a follow-up task
-// itself. A new round clears the marker as it starts.
-const (
-	roundEndPrefix = "agentfix:roundend:"
-	// maxKept bounds the commands one follow-up round answers; more wait
-	// for the round after it.
-	maxKept = 20
-)
-
-// keep appends c to the commands kept for task id and returns the delivery
-// of the round that ended meanwhile, "" while one is queued or running.
-func (s state) keep(ctx context.Context, taskID string, c jobs.KeptCommand) (string, error) {
-	b, err := json.Marshal(c)
-	if err != nil {
-		return "", fmt.Errorf("keep command for %s: %w", taskID, err)
-	}
-	k := followupPrefix + taskID
-	var ended *redis.StringCmd
-	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.RPush(ctx, k, b)
-		p.Expire(ctx, k, followupTTL)
-		ended = p.Get(ctx, roundEndPrefix+taskID)
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return "", fmt.Errorf("keep command for %s: %w", taskID, err)
-	}
-	v, err := ended.Result()
-	if errors.Is(err, redis.Nil) {
-		return "", nil
-	}
-	return v, err
-}
-
-// roundStarted clears the round-end marker of task id: from now on the
-// running round takes the commands kept.
-func (s state) roundStarted(ctx context.Context, taskID string) error {
-	if err := s.rdb.Del(ctx, roundEndPrefix+taskID).Err(); err != nil {
-		return fmt.Errorf("start round of %s: %w", taskID, err)
-	}
-	return nil
-}
-
-// roundEnded sets the round-end marker of task id to deliveryID and
-// returns how many commands are kept.
-func (s state) roundEnded(ctx context.Context, taskID, deliveryID string) (int64, error) {
-	var n *redis.IntCmd
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Set(ctx, roundEndPrefix+taskID, deliveryID, followupTTL)
-		n = p.LLen(ctx, followupPrefix+taskID)
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("end round of %s: %w", taskID, err)
-	}
-	return n.Val(), nil
-}
-
-// keptCommands returns the first maxKept commands kept for task id.
-func (s state) keptCommands(ctx context.Context, taskID string) ([]jobs.KeptCommand, error) {
-	raw, err := s.rdb.LRange(ctx, followupPrefix+taskID, 0, maxKept-1).Result()
-	if err != nil {
-		return nil, fmt.Errorf("kept commands of %s: %w", taskID, err)
-	}
-	return decodeKept(taskID, raw)
-}
-
-// takeKept removes from the head of task id's kept commands those of
-// answered (a follow-up round answers them), matched in order by delivery,
-// so a retry that finds them removed already removes nothing; commands
-// kept since stay. Only follow-up tasks remove from the head and notices
-// append at the tail, so the two steps need no transaction.
-func (s state) takeKept(ctx context.Context, taskID string, answered []jobs.KeptCommand) error {
-	head, err := s.keptCommands(ctx, taskID)
-	if err != nil {
-		return err
-	}
-	n := 0
-	for n < len(head) && n < len(answered) && head[n].DeliveryID == answered[n].DeliveryID {
-		n++
-	}
-	if err := s.rdb.LTrim(ctx, followupPrefix+taskID, int64(n), -1).Err(); err != nil {
-		return fmt.Errorf("take kept commands of %s: %w", taskID, err)
-	}
-	return nil
-}
-
-// dropKept removes and returns every command kept for task id.
-func (s state) dropKept(ctx context.Context, taskID string) ([]jobs.KeptCommand, error) {
-	var all *redis.StringSliceCmd
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		all = p.LRange(ctx, followupPrefix+taskID, 0, -1)
-		p.Del(ctx, followupPrefix+taskID)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("drop kept commands of %s: %w", taskID, err)
-	}
-	return decodeKept(taskID, all.Val())
-}
-
-func decodeKept(taskID string, raw []string) ([]jobs.KeptCommand, error) {
-	out := make([]jobs.KeptCommand, 0, len(raw))
-	for _, r := range raw {
-		var c jobs.KeptCommand
-		if err := json.Unmarshal([]byte(r), &c); err != nil {
-			return nil, fmt.Errorf("kept command of %s: %w", taskID, err)
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
+// Follow-up rounds (DESIGN.md §4): the commands kept while a round is
+// queued or running start one follow-up round when it ends; package store
+// (followup.go there) holds the state machine and its keys.
 
 // keepCommand keeps c for the next round of pull request pr and, when the
 // round that held the task id has just ended, enqueues the follow-up task
 // that starts it.
 func (w *Worker) keepCommand(ctx context.Context, f jobs.FollowUp, c jobs.KeptCommand) error {
 	taskID := jobs.ReviseTaskID(f.Repo.FullName, f.Number)
-	ended, err := w.state.keep(ctx, taskID, c)
+	ended, err := w.store.Keep(ctx, taskID, c)
 	if err != nil || ended == "" {
 		return err
 	}
@@ -166,14 +41,14 @@ func (w *Worker) keepCommand(ctx context.Context, f jobs.FollowUp, c jobs.KeptCo
 // meanwhile, enqueues the follow-up task that starts one round for them.
 // Failures are logged: the kept commands stay and the next round's end
 // takes them.
-func (w *Worker) roundEnded(ctx context.Context, j *job) {
+func (w *Worker) roundEnded(ctx context.Context, j *job, author jobs.User) {
 	ctx, cancel := w.reportCtx(ctx)
 	defer cancel()
-	n, err := w.state.roundEnded(ctx, j.taskID, j.p.DeliveryID)
+	n, err := w.store.RoundEnded(ctx, j.taskID, j.delivery)
 	if err == nil && n > 0 {
 		err = w.queue.SubmitFollowUp(ctx, jobs.FollowUp{
-			DeliveryID: j.p.DeliveryID, Installation: j.p.Installation, Repo: j.p.Repo, Number: j.thread,
-			Author: j.round.author, After: j.p.DeliveryID,
+			DeliveryID: j.delivery, Installation: j.install, Repo: j.clone, Number: j.thread,
+			Author: author, After: j.delivery,
 		})
 		if errors.Is(err, jobs.ErrDuplicate) {
 			err = nil
@@ -196,20 +71,20 @@ func (w *Worker) handleFollowUp(ctx context.Context, t *asynq.Task) error {
 		repo, err = ghapp.ParseRepo(f.Repo.FullName)
 	}
 	if err != nil {
-		w.metrics.job(jobs.TypeFollowUp, outcomeInvalid)
+		w.metrics.job(jobs.TypeFollowUp, outcome.Invalid)
 		return skip(err)
 	}
 	taskID := jobs.ReviseTaskID(f.Repo.FullName, f.Number)
 	log := w.log.With(logattr.Task, taskID, logattr.DeliveryID, f.DeliveryID, logattr.Repo, f.Repo.FullName, logattr.PR, f.Number)
-	outcome, err := w.startFollowUp(ctx, f, repo, taskID, log)
-	w.metrics.job(jobs.TypeFollowUp, outcome)
+	o, err := w.startFollowUp(ctx, f, repo, taskID, log)
+	w.metrics.job(jobs.TypeFollowUp, o)
 	if err != nil {
-		log.Warn("follow-up task failed", logattr.Err, err)
+		log.Warn("follow-up task failed", logattr.Outcome, o, logattr.Err, err)
 	}
-	return err
+	return taskError(o, err)
 }
 
-func (w *Worker) startFollowUp(ctx context.Context, f jobs.FollowUp, repo ghapp.Repo, taskID string, log *slog.Logger) (string, error) {
+func (w *Worker) startFollowUp(ctx context.Context, f jobs.FollowUp, repo ghapp.Repo, taskID string, log *slog.Logger) (outcome.Outcome, error) {
 	delivery := jobs.FollowUpDeliveryID(f.DeliveryID)
 	for {
 		info, err := w.inspector.GetTaskInfo(jobs.QueueAgent, taskID)
@@ -217,7 +92,7 @@ func (w *Worker) startFollowUp(ctx context.Context, f jobs.FollowUp, repo ghapp.
 			break
 		}
 		if err != nil {
-			return outcomeError, err
+			return outcome.Error, err
 		}
 		d := payloadDelivery(info.Payload)
 		if d == delivery { // a retry: the round is enqueued; its commands may still be kept
@@ -228,18 +103,18 @@ func (w *Worker) startFollowUp(ctx context.Context, f jobs.FollowUp, repo ghapp.
 		}
 		if d != f.After || info.State != asynq.TaskStateActive {
 			log.Info("another round holds the pull request; it takes the kept commands when it ends")
-			return outcomeKept, nil
+			return outcome.Kept, nil
 		}
-		if err := sleep(ctx, w.opts.Poll); err != nil { // the ended round's handler is returning
-			return outcomeError, err
+		if err := pause(ctx, w.opts.Poll); err != nil { // the ended round's handler is returning
+			return outcome.Error, err
 		}
 	}
-	kept, err := w.state.keptCommands(ctx, taskID)
+	kept, err := w.store.KeptCommands(ctx, taskID)
 	if err != nil {
-		return outcomeError, err
+		return outcome.Error, err
 	}
 	if len(kept) == 0 {
-		return outcomeNothing, nil
+		return outcome.NothingKept, nil
 	}
 	first := kept[0]
 	p := jobs.RevisePR{
@@ -249,55 +124,56 @@ func (w *Worker) startFollowUp(ctx context.Context, f jobs.FollowUp, repo ghapp.
 	}
 	queued, err := w.queue.EnqueueRevise(ctx, p)
 	if err != nil {
-		return outcomeError, err
+		return outcome.Error, err
 	}
 	if queued != jobs.OutcomeQueued {
 		log.Info("another round took the pull request meanwhile; it takes the kept commands when it ends")
-		return outcomeKept, nil
+		return outcome.Kept, nil
 	}
-	if err := w.state.takeKept(ctx, taskID, kept); err != nil {
-		return outcomeError, err
+	if err := w.store.TakeKept(ctx, taskID, kept); err != nil {
+		return outcome.Error, err
 	}
 	log.Info(fmt.Sprintf("follow-up round %s queued for %d kept commands", delivery, len(kept)))
 	// Its status comment now, so the pull request shows it is queued.
 	gh, err := w.opts.GitHub.Installation(f.Installation)
 	if err == nil {
-		_, err = w.ensureStatus(ctx, gh, repo, f.Number, jobKey(taskID, delivery), first.Requester.Login)
+		_, err = w.statuses.ensure(ctx, gh, repo, f.Number, store.JobKey(taskID, delivery), first.Requester.Login)
 	}
 	if err != nil {
 		log.Warn("post the follow-up round's status comment; the round posts it when it starts", logattr.Err, err)
 	}
-	return outcomeStarted, nil
+	return outcome.FollowUpStarted, nil
 }
 
 // takeAnswered removes the commands the enqueued follow-up round (its task
 // payload) answers from those kept.
-func (w *Worker) takeAnswered(ctx context.Context, taskID string, payload []byte) (string, error) {
+func (w *Worker) takeAnswered(ctx context.Context, taskID string, payload []byte) (outcome.Outcome, error) {
 	p, err := jobs.Decode[jobs.RevisePR](payload)
 	if err != nil {
-		return outcomeError, skip(err)
+		return outcome.Invalid, err
 	}
-	if err := w.state.takeKept(ctx, taskID, p.FollowUps); err != nil {
-		return outcomeError, err
+	if err := w.store.TakeKept(ctx, taskID, p.FollowUps); err != nil {
+		return outcome.Error, err
 	}
-	return outcomeStarted, nil
+	return outcome.FollowUpStarted, nil
 }
 
 // followUp keeps a command that came while the pull request's revise task
 // is queued or running, for one follow-up round when it ends, and says so.
 // An inline comment of the very review the running round answers is not
 // kept: that round sees the whole review.
-func (nt *notice) followUp(ctx context.Context) (string, error) {
+func (nt *notice) followUp(ctx context.Context) (outcome.Outcome, error) {
 	n := nt.n
-	ok, err := nt.allowed(ctx)
-	if err != nil || !ok {
-		return outcomeUnauthorized, err
+	if ok, err := nt.allowed(ctx); err != nil {
+		return outcome.Error, err
+	} else if !ok {
+		return outcome.Unauthorized, nil
 	}
-	if outcome, refused, err := nt.gate(ctx); refused {
-		return outcome, err
+	if o, err := nt.admit(ctx); o != "" {
+		return o, err
 	}
 	if n.Trigger.ReviewID != 0 && nt.w.runningReview(n.AgentTaskID) == n.Trigger.ReviewID {
-		return outcomeAcknowledged, nil
+		return outcome.Acknowledged, nil
 	}
 	f := jobs.FollowUp{Installation: n.Installation, Repo: n.Repo, Number: n.Number}
 	if n.Author != nil {
@@ -305,11 +181,11 @@ func (nt *notice) followUp(ctx context.Context) (string, error) {
 	}
 	c := jobs.KeptCommand{DeliveryID: n.DeliveryID, Requester: n.Requester, Trigger: n.Trigger, Instructions: n.Command.Instructions}
 	if err := nt.w.keepCommand(ctx, f, c); err != nil {
-		return outcomeError, err
+		return outcome.Error, err
 	}
-	d := nt.w.replyData(n.Requester.Login, n.DeliveryID)
+	d := nt.w.replies.data(n.Requester.Login, n.DeliveryID)
 	d.Link = nt.w.runningStatusLink(ctx, n.AgentTaskID)
-	return outcomeKept, nt.w.reply(ctx, nt.gh, nt.repo, n.Number, tmplKept, d)
+	return posted(outcome.Kept, nt.w.replies.post(ctx, nt.gh, nt.repo, n.Number, report.ReplyKept, d))
 }
 
 // runningReview returns the review the revise task id answers, 0 when it
@@ -329,27 +205,27 @@ func (w *Worker) runningReview(taskID string) int64 {
 // queuedRound checks the pull request of a round just enqueued is this
 // App's own — else it removes the round while it waits and replies once —
 // and posts the round's status comment on it.
-func (nt *notice) queuedRound(ctx context.Context) (string, error) {
+func (nt *notice) queuedRound(ctx context.Context) (outcome.Outcome, error) {
 	n := nt.n
 	pr, err := nt.gh.PR(ctx, nt.repo, n.Number)
 	if err != nil {
-		return outcomeError, err
+		return outcome.Error, err
 	}
 	mine, err := nt.w.isBotPR(ctx, pr)
 	if err != nil {
-		return outcomeError, err
+		return outcome.Error, err
 	}
 	if !mine {
 		if err := nt.w.deletePending(ctx, n.AgentTaskID, n.DeliveryID); err != nil {
 			nt.log.Warn("remove the round of another bot's pull request", logattr.Err, err)
 		}
-		d := nt.w.replyData(n.Requester.Login, n.DeliveryID)
-		return outcomeNotBotsPR, nt.w.reply(ctx, nt.gh, nt.repo, n.Number, tmplNotMyPR, d)
+		d := nt.w.replies.data(n.Requester.Login, n.DeliveryID)
+		return posted(outcome.NotBotsPR, nt.w.replies.post(ctx, nt.gh, nt.repo, n.Number, report.ReplyNotMyPR, d))
 	}
-	if _, err := nt.w.ensureStatus(ctx, nt.gh, nt.repo, n.Number, jobKey(n.AgentTaskID, n.DeliveryID), n.Requester.Login); err != nil {
-		return outcomeError, err
+	if _, err := nt.w.statuses.ensure(ctx, nt.gh, nt.repo, n.Number, store.JobKey(n.AgentTaskID, n.DeliveryID), n.Requester.Login); err != nil {
+		return outcome.Error, err
 	}
-	return outcomeAcknowledged, nil
+	return outcome.Acknowledged, nil
 }
 
 // moveToPR turns a fix trigger on an issue whose bot pull request is open
@@ -357,29 +233,29 @@ func (nt *notice) queuedRound(ctx context.Context) (string, error) {
 // with the same delivery — or, while a round runs there, into a command
 // kept for the next one. The issue's status comment says where the work
 // went.
-func (j *job) moveToPR(ctx context.Context, pr ghapp.PullRequest) (string, error) {
+func (w *Worker) moveToPR(ctx context.Context, j *job, pr ghapp.PullRequest) (outcome.Outcome, error) {
 	author := jobs.User{Login: pr.Author, Type: "Bot"}
 	p := jobs.RevisePR{
-		DeliveryID: j.p.DeliveryID, Installation: j.p.Installation, Repo: j.p.Repo, Number: pr.Number,
-		Trigger: j.p.Trigger, Requester: j.p.Requester, Instructions: j.p.Instructions, Author: author,
+		DeliveryID: j.delivery, Installation: j.install, Repo: j.clone, Number: pr.Number,
+		Trigger: j.trigger, Requester: j.requester, Instructions: j.instructions, Author: author,
 	}
-	queued, err := j.w.queue.EnqueueRevise(ctx, p)
+	queued, err := w.queue.EnqueueRevise(ctx, p)
 	if err != nil {
-		return outcomeError, err
+		return outcome.Error, err
 	}
 	detail := "the work goes on there as a new round."
-	outcome := outcomeMoved
+	o := outcome.Moved
 	if queued != jobs.OutcomeQueued {
-		c := jobs.KeptCommand{DeliveryID: j.p.DeliveryID, Requester: j.p.Requester, Trigger: j.p.Trigger, Instructions: j.p.Instructions}
-		if err := j.w.keepCommand(ctx, jobs.FollowUp{Installation: j.p.Installation, Repo: j.p.Repo, Number: pr.Number, Author: author}, c); err != nil {
-			return outcomeError, err
+		c := jobs.KeptCommand{DeliveryID: j.delivery, Requester: j.requester, Trigger: j.trigger, Instructions: j.instructions}
+		if err := w.keepCommand(ctx, jobs.FollowUp{Installation: j.install, Repo: j.clone, Number: pr.Number, Author: author}, c); err != nil {
+			return outcome.Error, err
 		}
-		detail, outcome = "a round is running there; this request runs in the next round when it ends.", outcomeKept
+		detail, o = "a round is running there; this request runs in the next round when it ends.", outcome.Kept
 	}
-	_ = j.status.show(ctx, func(d *statusData) {
-		d.Phase, d.PRNumber, d.PRURL, d.Detail, d.Outcome = PhaseMoved, pr.Number, pr.HTMLURL, detail, outcome
-	}, true)
-	return outcome, nil
+	j.show(ctx, func(d *report.Status) {
+		d.Phase, d.PRNumber, d.PRURL, d.Detail, d.Outcome = report.PhaseMoved, pr.Number, pr.HTMLURL, detail, o
+	})
+	return o, nil
 }
 
 // roundGone ends, for the commands kept meanwhile, a round deleted before
@@ -394,11 +270,11 @@ func (w *Worker) roundGone(ctx context.Context, payload []byte, drop bool) {
 	}
 	taskID := jobs.ReviseTaskID(p.Repo.FullName, p.Number)
 	if drop {
-		if _, err := w.state.dropKept(ctx, taskID); err != nil {
+		if _, err := w.store.DropKept(ctx, taskID); err != nil {
 			w.log.Warn("drop the commands kept for a stopped round", logattr.Task, taskID, logattr.Err, err)
 		}
 	}
-	n, err := w.state.roundEnded(ctx, taskID, p.DeliveryID)
+	n, err := w.store.RoundEnded(ctx, taskID, p.DeliveryID)
 	if err == nil && n > 0 {
 		err = w.queue.SubmitFollowUp(ctx, jobs.FollowUp{
 			DeliveryID: p.DeliveryID, Installation: p.Installation, Repo: p.Repo, Number: p.Number, Author: p.Author, After: p.DeliveryID,
@@ -425,7 +301,7 @@ func (w *Worker) issueRound(ctx context.Context, installation int64, fullName st
 		return "", err
 	}
 	branch := BranchPrefix + strconv.Itoa(n)
-	if s, err := w.loadRepoConfig(ctx, installation, repo); err == nil {
+	if s, err := w.settings.load(ctx, installation, repo); err == nil {
 		branch = s.branch(n) // the repository's branch_prefix
 	}
 	pr, open, err := gh.FindPR(ctx, repo, branch)

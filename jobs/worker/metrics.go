@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/jobs/worker/outcome"
 )
 
 // metrics are the worker's Prometheus metrics (DESIGN.md §3). Label values
@@ -53,7 +54,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 }
 
 // job counts one handled task.
-func (m *metrics) job(kind, outcome string) { m.jobs.WithLabelValues(kind, outcome).Inc() }
+func (m *metrics) job(kind string, o outcome.Outcome) { m.jobs.WithLabelValues(kind, string(o)).Inc() }
 
 // agentJob records an agent job's duration and cost.
 func (m *metrics) agentJob(d time.Duration, costUSD float64) {

@@ -5,21 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/hibiken/asynq"
 
 	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/internal/logattr"
 	"github.com/agentfix/agentfix/jobs"
-)
-
-// Outcomes of notice tasks besides the shared ones.
-const (
-	outcomeAcknowledged = "acknowledged"
-	outcomeReplied      = "replied"
-	outcomeStopped      = "stopped"
-	outcomeRateLimited  = "rate_limited"
+	"github.com/agentfix/agentfix/jobs/worker/outcome"
+	"github.com/agentfix/agentfix/jobs/worker/report"
+	"github.com/agentfix/agentfix/jobs/worker/store"
 )
 
 // handleNotice is the interactive side of a trigger delivery (DESIGN.md
@@ -33,24 +27,24 @@ func (w *Worker) handleNotice(ctx context.Context, t *asynq.Task) error {
 	}
 	if err != nil {
 		w.log.Error("notice task with a bad payload", logattr.Err, err)
-		w.metrics.job(jobs.TypeNotice, outcomeInvalid)
+		w.metrics.job(jobs.TypeNotice, outcome.Invalid)
 		return skip(err)
 	}
 	log := w.log.With(logattr.DeliveryID, n.DeliveryID, logattr.Repo, n.Repo.FullName, logattr.Issue, n.Number,
 		logattr.InstallationID, n.Installation, logattr.Outcome, n.Outcome)
 	gh, err := w.opts.GitHub.Installation(n.Installation)
 	if err != nil {
-		w.metrics.job(jobs.TypeNotice, outcomeInvalid)
+		w.metrics.job(jobs.TypeNotice, outcome.Invalid)
 		return skip(err)
 	}
 	nt := &notice{w: w, n: n, gh: gh, log: log}
 	nt.repo, _ = ghapp.ParseRepo(n.Repo.FullName)
-	outcome, err := nt.handle(ctx)
-	w.metrics.job(jobs.TypeNotice, outcome)
+	o, err := nt.handle(ctx)
+	w.metrics.job(jobs.TypeNotice, o)
 	if err != nil {
-		log.Warn("notice failed", logattr.Err, err)
+		log.Warn("notice failed", logattr.Outcome, o, logattr.Err, err)
 	}
-	return err
+	return taskError(o, err)
 }
 
 // notice is one notice task.
@@ -62,9 +56,9 @@ type notice struct {
 	log  *slog.Logger
 }
 
-func (nt *notice) handle(ctx context.Context) (string, error) {
+func (nt *notice) handle(ctx context.Context) (outcome.Outcome, error) {
 	if err := nt.acknowledge(ctx); err != nil {
-		return outcomeError, err
+		return outcome.Error, err
 	}
 	n := nt.n
 	switch n.Outcome {
@@ -75,14 +69,14 @@ func (nt *notice) handle(ctx context.Context) (string, error) {
 	case jobs.OutcomeFollowUpKept:
 		return nt.followUp(ctx)
 	case jobs.OutcomeNotBotsPR:
-		d := nt.w.replyData(n.Requester.Login, n.DeliveryID)
-		return outcomeReplied, nt.w.reply(ctx, nt.gh, nt.repo, n.Number, tmplNotMyPR, d)
+		d := nt.w.replies.data(n.Requester.Login, n.DeliveryID)
+		return posted(outcome.Replied, nt.w.replies.post(ctx, nt.gh, nt.repo, n.Number, report.ReplyNotMyPR, d))
 	case jobs.OutcomeStop:
 		return nt.stop(ctx)
 	case jobs.OutcomeHelp:
 		return nt.help(ctx)
 	}
-	return outcomeInvalid, skip(fmt.Errorf("notice outcome %q is unknown", n.Outcome))
+	return outcome.Invalid, skip(fmt.Errorf("notice outcome %q is unknown", n.Outcome))
 }
 
 // acknowledge puts 👀 on what triggered: the comment, the inline review
@@ -109,58 +103,84 @@ func (nt *notice) acknowledge(ctx context.Context) error {
 // per user per issue and reports false.
 func (nt *notice) allowed(ctx context.Context) (bool, error) {
 	n := nt.n
-	perm, err := nt.gh.Permission(ctx, nt.repo, n.Requester.Login)
+	return nt.w.gate.permitted(ctx, nt.gh, nt.repo, n.Number, n.IsPR, n.Requester.Login, n.DeliveryID)
+}
+
+// admit checks a queued trigger against the repository's settings before
+// its job starts: a requester allowed_users or allowed_teams leave out, or
+// a used-up daily budget, gets a reply and its pending job is removed (a
+// non-empty outcome). An invalid configuration lets the job go on: it
+// tells the requester in its status comment.
+func (nt *notice) admit(ctx context.Context) (outcome.Outcome, error) {
+	n := nt.n
+	s, err := nt.w.settings.load(ctx, n.Installation, nt.repo)
+	var bad *repoConfigError
+	if errors.As(err, &bad) {
+		return "", nil
+	}
 	if err != nil {
-		return false, err
+		return outcome.Error, err
 	}
-	if perm.CanWrite() {
-		return true, nil
+	r, err := nt.w.gate.admit(ctx, admission{gh: nt.gh, installation: n.Installation, repo: nt.repo, number: n.Number, isPR: n.IsPR,
+		requester: n.Requester.Login, deliveryID: n.DeliveryID}, s)
+	if errors.As(err, &bad) {
+		return "", nil
 	}
-	return false, nt.w.refuse(ctx, nt.gh, nt.repo, n.Number, n.IsPR, n.Requester.Login, n.DeliveryID)
+	if err != nil {
+		return outcome.Error, err
+	}
+	if r == nil {
+		return "", nil
+	}
+	if err := nt.w.deletePending(ctx, n.AgentTaskID, n.DeliveryID); err != nil {
+		nt.log.Warn("remove the job of a refused trigger", logattr.Err, err)
+	}
+	return r.outcome, nil
 }
 
 // queued checks the requester of a job just enqueued, and the repository's
 // settings (gate), and posts its status comment; for a requester without
 // write access, or one the settings refuse, it removes the job while it is
 // still pending (the job checks again if it already started).
-func (nt *notice) queued(ctx context.Context) (string, error) {
+func (nt *notice) queued(ctx context.Context) (outcome.Outcome, error) {
 	n := nt.n
 	ok, err := nt.allowed(ctx)
 	if err != nil {
-		return outcomeError, err
+		return outcome.Error, err
 	}
 	if !ok {
 		if err := nt.w.deletePending(ctx, n.AgentTaskID, n.DeliveryID); err != nil {
 			nt.log.Warn("remove the job of a refused requester", logattr.Err, err)
 		}
-		return outcomeUnauthorized, nil
+		return outcome.Unauthorized, nil
 	}
-	if outcome, refused, err := nt.gate(ctx); refused {
-		return outcome, err
+	if o, err := nt.admit(ctx); o != "" {
+		return o, err
 	}
 	if n.IsPR {
 		return nt.queuedRound(ctx)
 	}
-	if _, err := nt.w.ensureStatus(ctx, nt.gh, nt.repo, n.Number, jobKey(n.AgentTaskID, n.DeliveryID), n.Requester.Login); err != nil {
-		return outcomeError, err
+	if _, err := nt.w.statuses.ensure(ctx, nt.gh, nt.repo, n.Number, store.JobKey(n.AgentTaskID, n.DeliveryID), n.Requester.Login); err != nil {
+		return outcome.Error, err
 	}
-	return outcomeAcknowledged, nil
+	return outcome.Acknowledged, nil
 }
 
 // alreadyWorking answers a trigger while the issue's job is queued or
 // running, with a link to that job's status comment.
-func (nt *notice) alreadyWorking(ctx context.Context) (string, error) {
+func (nt *notice) alreadyWorking(ctx context.Context) (outcome.Outcome, error) {
 	n := nt.n
-	ok, err := nt.allowed(ctx)
-	if err != nil || !ok {
-		return outcomeUnauthorized, err
+	if ok, err := nt.allowed(ctx); err != nil {
+		return outcome.Error, err
+	} else if !ok {
+		return outcome.Unauthorized, nil
 	}
-	d := nt.w.replyData(n.Requester.Login, n.DeliveryID)
+	d := nt.w.replies.data(n.Requester.Login, n.DeliveryID)
 	d.Link = nt.w.runningStatusLink(ctx, n.AgentTaskID)
 	if d.Link == "" {
 		d.Link = fmt.Sprintf("#%d", n.Number)
 	}
-	return outcomeReplied, nt.w.reply(ctx, nt.gh, nt.repo, n.Number, tmplAlreadyWorking, d)
+	return posted(outcome.Replied, nt.w.replies.post(ctx, nt.gh, nt.repo, n.Number, report.ReplyAlreadyWorking, d))
 }
 
 // runningStatusLink returns the status comment URL of the job agent task
@@ -170,31 +190,31 @@ func (w *Worker) runningStatusLink(ctx context.Context, taskID string) string {
 	if err != nil {
 		return ""
 	}
-	ref, ok, err := w.state.knownStatusComment(ctx, jobKey(taskID, payloadDelivery(info.Payload)))
+	ref, ok, err := w.store.KnownStatusComment(ctx, store.JobKey(taskID, payloadDelivery(info.Payload)))
 	if err != nil || !ok {
 		return ""
 	}
 	return ref.URL
 }
 
-// help answers help, at most once per user per issue within helpTTL.
-func (nt *notice) help(ctx context.Context) (string, error) {
+// help answers help, at most once per user per issue every ten minutes.
+func (nt *notice) help(ctx context.Context) (outcome.Outcome, error) {
 	n := nt.n
-	key := fmt.Sprintf("%s%s#%d:%s", helpPrefix, strings.ToLower(n.Repo.FullName), n.Number, strings.ToLower(n.Requester.Login))
-	first, err := nt.w.state.claimOnce(ctx, key, helpTTL)
+	key := store.HelpClaim(nt.repo, n.Number, n.Requester.Login)
+	first, err := nt.w.store.ClaimOnce(ctx, key)
 	if err != nil {
-		return outcomeError, err
+		return outcome.Error, err
 	}
 	if !first {
-		return outcomeRateLimited, nil
+		return outcome.RateLimited, nil
 	}
-	d := nt.w.replyData(n.Requester.Login, n.DeliveryID)
+	d := nt.w.replies.data(n.Requester.Login, n.DeliveryID)
 	d.Limits = nt.w.repoLimits(ctx, n.Installation, nt.repo)
-	if err := nt.w.reply(ctx, nt.gh, nt.repo, n.Number, tmplHelp, d); err != nil {
-		nt.w.state.unclaim(ctx, key)
-		return outcomeError, err
+	if err := nt.w.replies.post(ctx, nt.gh, nt.repo, n.Number, report.ReplyHelp, d); err != nil {
+		nt.w.store.Unclaim(ctx, key)
+		return outcome.Error, err
 	}
-	return outcomeReplied, nil
+	return outcome.Replied, nil
 }
 
 // deletePending removes agent task id while it waits, if it is the one of

@@ -6,125 +6,54 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/internal/logattr"
+	"github.com/agentfix/agentfix/jobs"
+	"github.com/agentfix/agentfix/jobs/worker/report"
 	"github.com/agentfix/agentfix/runs"
+	"github.com/agentfix/agentfix/session"
 	"github.com/agentfix/agentfix/workspace"
 )
 
-// publishTimeout bounds the whole publication of a result (commit, push,
-// pull request, reports); it goes on when the job's context is cancelled.
-const publishTimeout = 15 * time.Minute
+// publisher is the publish step: it commits the agent's change with a git
+// directory the sandbox never saw, pushes it with a fresh token, opens or
+// updates the pull request and writes its body.
+type publisher struct {
+	cache     RepoCache
+	inst      Installations
+	texts     *report.Texts
+	author    workspace.Identity
+	cfg       *config.App
+	publicURL string
+	linkKey   []byte
+	now       func() time.Time
+}
 
-// publish reports the agent's result by its exit status: a change is
-// committed, pushed and offered as a pull request (ready when submitted, a
-// draft marked incomplete when autosubmitted), continuing the open bot PR
-// when there is one; anything else ends with a final comment saying why
-// there is no pull request.
-func (j *job) publish(ctx context.Context, wt *workspace.WorkTree, saved savedResult, t target) (string, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
-	defer cancel()
-	res, pr, runID := saved.Result, t.pr, j.rec.ID()
-	// A stop or a closed issue that came while the agent finished wins.
-	if m, ok, err := j.w.state.cancelFor(ctx, j.taskID, j.p.DeliveryID); err != nil {
-		return outcomeError, err
-	} else if ok {
-		return j.cancelled(ctx, m, res)
-	}
-	if (res.Status != agent.Submitted && res.Status != agent.Autosubmitted) || res.Patch == "" {
-		if res.Status == agent.Submitted || res.Status == agent.Autosubmitted {
-			return j.report(ctx, saved, outcomeNoChanges, "the agent finished without changing any file.", "")
-		}
-		return j.report(ctx, saved, outcomeFailed, noPRDetail(res), "")
-	}
-	changes, err := wt.Changes(ctx)
+// commit commits the job's change: the same commit id on every attempt
+// (the agent's end time as the commit time).
+func (p *publisher) commit(ctx context.Context, j *job, wt *workspace.WorkTree) (string, error) {
+	author, err := p.commitAuthor(ctx)
 	if err != nil {
-		return outcomeError, err
+		return "", err
 	}
-	if len(changes.Workflows) > 0 && !j.cfg.AllowWorkflowChanges {
-		detail := fmt.Sprintf("the change touches %s, and the bot may not change workflows in this repository.",
-			strings.Join(changes.Workflows, ", "))
-		return j.report(ctx, saved, outcomeRefused, detail, res.Patch)
-	}
-	author, err := j.w.commitAuthor(ctx)
-	if err != nil {
-		return outcomeError, err
-	}
-	commit, err := wt.Commit(ctx, workspace.CommitOptions{
-		Message:   j.commitMessage(runID),
+	return wt.Commit(ctx, workspace.CommitOptions{
+		Message:   commitMessage(j),
 		Author:    author,
-		CoAuthors: j.coAuthors(),
-		Time:      res.Ended, // the same commit id on every attempt
+		CoAuthors: coAuthors(j.requester, j.kept),
+		Time:      j.saved.Result.Ended,
 	})
-	if errors.Is(err, workspace.ErrNoChanges) {
-		return j.report(ctx, saved, outcomeNoChanges, "the agent's change is empty.", "")
-	}
-	if err != nil {
-		return outcomeError, err
-	}
-	_ = j.status.show(ctx, func(d *statusData) { d.Phase = PhasePushing }, true)
-	if err := j.push(ctx, wt, t.info, commit, !t.hasPR); errors.Is(err, workspace.ErrNonFastForward) {
-		detail := fmt.Sprintf("someone else pushed to `%s` while the agent worked; ask again to start from the new state.", j.branch)
-		return j.report(ctx, saved, outcomeFailed, detail, res.Patch)
-	} else if err != nil {
-		return outcomeError, err
-	}
-	check := j.startCheck(ctx, commit, runID, res)
-	incomplete := res.Status == agent.Autosubmitted
-	draftWhy := j.draftReason(saved) // a new pull request opens as a draft when set
-	outcome := outcomePROpened
-	switch {
-	case t.hasPR:
-		outcome = outcomePRUpdated
-		if j.round == nil { // a fix job's retry that continued a PR before rounds moved to revise tasks
-			if err := j.roundComment(ctx, pr, commit, runID, saved); err != nil {
-				return outcomeError, err
-			}
-		}
-	default:
-		if incomplete {
-			outcome = outcomeDraftOpened
-		}
-		if pr, err = j.openPR(ctx, saved, runID, t.info, draftWhy != ""); err != nil {
-			return outcomeError, err
-		}
-	}
-	j.addLabels(ctx, pr.Number)
-	if !strings.EqualFold(j.p.Requester.Type, "Bot") {
-		if err := j.gh.RequestReviewers(ctx, j.repo, pr.Number, j.p.Requester.Login); err != nil {
-			j.log.Warn("request review", logattr.PR, pr.Number, logattr.Err, err)
-		}
-	}
-	j.finishCheck(ctx, check, runID, res)
-	j.endRound(ctx, outcome, commit, res)
-	if j.round != nil {
-		j.round.ready = j.markReady(ctx, &saved, outcome, commit)
-	}
-	draft, detail := incomplete || (!t.hasPR && draftWhy != ""), ""
-	if draft {
-		detail = draftWhy
-	}
-	_ = j.status.show(ctx, func(d *statusData) {
-		d.Phase, d.Outcome, d.PRNumber, d.PRURL, d.Draft, d.Detail = PhaseDone, outcome, pr.Number, pr.HTMLURL, draft, detail
-	}, true)
-	if err := j.finalComment(ctx, finalData{Outcome: outcome, PRNumber: pr.Number, PRURL: pr.HTMLURL, Draft: draft, Detail: detail}, res); err != nil {
-		return outcomeError, err
-	}
-	j.record(ctx, res, func(m *runs.Meta) { m.Status, m.PR, m.PRURL = outcome, pr.Number, pr.HTMLURL })
-	j.done(ctx, saved, publishedResult{Outcome: outcome, PR: pr.Number, PRURL: pr.HTMLURL})
-	return outcome, nil
 }
 
 // push pushes commit to the job's branch with a fresh token.
-func (j *job) push(ctx context.Context, wt *workspace.WorkTree, info ghapp.Repository, commit string, force bool) error {
-	tok, err := j.w.opts.GitHub.Token(ctx, j.p.Installation, j.repo)
+func (p *publisher) push(ctx context.Context, j *job, wt *workspace.WorkTree, info ghapp.Repository, commit string, force bool) error {
+	tok, err := p.inst.Token(ctx, j.install, j.repo)
 	if err != nil {
 		return err
 	}
-	return j.w.opts.Cache.Push(ctx, j.repo.String(), wt, workspace.PushOptions{
+	return p.cache.Push(ctx, j.repo.String(), wt, workspace.PushOptions{
 		Remote: workspace.Remote{URL: info.CloneURL, Token: tok.Value},
 		Branch: j.branch, Commit: commit, Force: force,
 	})
@@ -133,9 +62,9 @@ func (j *job) push(ctx context.Context, wt *workspace.WorkTree, info ghapp.Repos
 // openPR opens the issue's pull request, or updates the one an earlier
 // attempt opened. Where GitHub refuses drafts, a draft becomes a regular
 // pull request titled "[incomplete] …" (or "[draft] …" for a submitted
-// change whose tests failed, or a repository that asks for drafts).
-func (j *job) openPR(ctx context.Context, saved savedResult, runID string, info ghapp.Repository, draft bool) (ghapp.PullRequest, error) {
-	body, err := j.prBody(saved, runID, saved.Result.Status == agent.Autosubmitted)
+// change with another reason to be a draft).
+func (p *publisher) openPR(ctx context.Context, j *job, info ghapp.Repository, draft bool) (ghapp.PullRequest, error) {
+	body, err := p.texts.PRBody(p.prBody(j))
 	if err != nil {
 		return ghapp.PullRequest{}, err
 	}
@@ -144,221 +73,136 @@ func (j *job) openPR(ctx context.Context, saved savedResult, runID string, info 
 	} else if found {
 		return j.gh.UpdatePR(ctx, j.repo, pr.Number, ghapp.PullRequestUpdate{Body: &body})
 	}
-	title := fmt.Sprintf("Fix #%d: %s", j.p.Number, plainTitle(j.issue.Title))
+	title := prTitle(j)
 	pr, err := j.gh.CreatePR(ctx, j.repo, ghapp.NewPullRequest{Title: title, Body: body, Head: j.branch, Base: info.DefaultBranch, Draft: draft})
 	if errors.Is(err, ghapp.ErrDraftUnsupported) {
-		mark := "[incomplete] "
-		if saved.Result.Status != agent.Autosubmitted {
-			mark = "[draft] "
-		}
+		mark := report.DraftMark(j.saved.Result.Status == agent.Autosubmitted)
 		j.log.Info("drafts are not available; opening a regular pull request titled " + mark)
 		pr, err = j.gh.CreatePR(ctx, j.repo, ghapp.NewPullRequest{Title: mark + title, Body: body, Head: j.branch, Base: info.DefaultBranch})
 	}
 	return pr, err
 }
 
-// prBodyData is the data of the pull request body. Of the verification
-// (see job.verification): TestCommand is the repository's test command;
-// TestRan says it ran in the review, TestVerdict how it ended ("passed",
-// "failed with exit code 1", "timed out"), TestFinal that it ran on the
-// final change, TestOutput the end of its output when it did not pass.
-// ReviewRounds of ReviewStages review messages were shown. DraftReason
-// says why a submitted change opens as a draft.
-type prBodyData struct {
-	Issue        int
-	Incomplete   bool
-	Detail       string
-	Summary      string
-	Truncated    int
-	TestCommand  string
-	TestRan      bool
-	TestPassed   bool
-	TestVerdict  string
-	TestFinal    bool
-	TestOutput   string
-	ReviewRounds int
-	ReviewStages int
-	DraftReason  string
-	Requester    string
-	Model        string
-	Steps        int
-	CostUSD      float64
-	Duration     time.Duration
-	RunID        string
-	RunURL       string
-	Command      string
-}
-
-// prBody renders the pull request body, cutting the agent's summary so
-// the body stays within GitHub's 65,536 characters, with a visible note.
-func (j *job) prBody(saved savedResult, runID string, incomplete bool) (string, error) {
-	res := saved.Result
-	d := prBodyData{
-		Issue: j.p.Number, Incomplete: incomplete, Detail: incompleteDetail(res), Summary: res.Summary,
-		ReviewRounds: saved.Review.Rounds, Requester: j.p.Requester.Login, Model: saved.Model,
-		Steps: res.Steps, CostUSD: res.CostUSD, Duration: res.Duration, RunID: runID, Command: j.w.opts.Config.Command,
-	}
-	j.verification(&d, saved, runID)
-	return renderPRBody(j.w.texts, d)
-}
-
-// renderPRBody renders d within MaxPRBody characters.
-func renderPRBody(x texts, d prBodyData) (string, error) {
-	full := []rune(d.Summary)
-	for range 4 {
-		body, err := x.render(tmplPRBody, d)
-		if err != nil {
-			return "", err
+// labelAndRequestReview puts the repository's labels on pull request pr
+// and asks the requester (a person) to review it; failures are logged.
+func (p *publisher) labelAndRequestReview(ctx context.Context, j *job, pr int) {
+	if len(j.cfg.Repo.Labels) > 0 {
+		if err := j.gh.AddLabels(ctx, j.repo, pr, j.cfg.Repo.Labels...); err != nil {
+			j.log.Warn("add labels to the pull request", logattr.PR, pr, logattr.Err, err)
 		}
-		over := utf8.RuneCountInString(body) - MaxPRBody
-		if over <= 0 {
-			return body, nil
+	}
+	if !strings.EqualFold(j.requester.Type, "Bot") {
+		if err := j.gh.RequestReviewers(ctx, j.repo, pr, j.requester.Login); err != nil {
+			j.log.Warn("request review", logattr.PR, pr, logattr.Err, err)
 		}
-		keep := len([]rune(d.Summary)) - over - 200 // room for the note
-		if keep < 0 {
-			keep = 0
+	}
+}
+
+// prBody is the data of the job's pull request body.
+func (p *publisher) prBody(j *job) report.PRBody {
+	res := j.saved.Result
+	d := report.PRBody{
+		Issue: j.number, Incomplete: res.Status == agent.Autosubmitted, Detail: report.IncompleteDetail(res), Summary: res.Summary,
+		ReviewRounds: j.saved.Review.Rounds, Requester: j.requester.Login, Model: j.saved.Model,
+		Steps: res.Steps, CostUSD: res.CostUSD, Duration: res.Duration, RunID: j.saved.RunID, Command: p.cfg.Command,
+	}
+	p.verification(&d, j)
+	return d
+}
+
+// verification fills the facts of a pull request text the harness checked
+// itself: the repository's test command and its result, the review, the
+// signed link to the run.
+func (p *publisher) verification(d *report.PRBody, j *job) {
+	rv := j.saved.Review
+	d.TestCommand = j.cfg.Repo.Test
+	if t := rv.Test; t != nil {
+		d.TestCommand, d.TestRan, d.TestPassed, d.TestVerdict, d.TestFinal = t.Command, true, !rv.TestFailed(), report.TestVerdict(t.ExitCode, t.TimedOut), rv.TestedFinal
+		if !d.TestPassed {
+			d.TestOutput = report.Tail(t.Output, setupTail)
 		}
-		d.Summary, d.Truncated = string(full[:keep]), len(full)-keep
 	}
-	return "", fmt.Errorf("pull request body stays over %d characters", MaxPRBody)
+	d.ReviewStages = rv.Stages
+	d.RunURL = p.runLink(j.saved.RunID)
+	d.DraftReason = ""
+	if j.saved.Result.Status != agent.Autosubmitted {
+		d.DraftReason = draftReason(j.saved.Result, j.saved.Review, j.cfg.Repo.Draft)
+	}
 }
 
-// roundComment tells the open pull request the job continued what it
-// pushed, once per job.
-func (j *job) roundComment(ctx context.Context, pr ghapp.PullRequest, commit, runID string, saved savedResult) error {
-	res := saved.Result
-	body, err := j.w.texts.render(tmplPRRound, map[string]any{
-		"Marker": ghapp.Marker("round " + j.key), "Requester": j.p.Requester.Login, "Issue": j.p.Number,
-		"Commit": commit[:12], "Incomplete": res.Status == agent.Autosubmitted, "Detail": incompleteDetail(res),
-		"Summary": res.Summary, "RunID": runID, "Steps": res.Steps, "CostUSD": res.CostUSD,
-		"Duration": res.Duration, "Model": saved.Model,
-	})
-	if err != nil {
-		return err
+// draftReason says why a change opens as a draft pull request, or "" when
+// it is ready for review: the agent submitted it and the repository's test
+// command, if any, passed on it, and the repository does not ask for
+// drafts.
+func draftReason(res agent.Result, rv session.Review, repoDraft bool) string {
+	switch {
+	case res.Status == agent.Autosubmitted:
+		return report.IncompleteDetail(res)
+	case rv.TestFailed():
+		return fmt.Sprintf("the repository's test command %s %s on the change", report.Code(rv.Test.Command), report.TestVerdict(rv.Test.ExitCode, rv.Test.TimedOut))
+	case repoDraft:
+		return "this repository's configuration asks for draft pull requests (draft: true)"
 	}
-	return j.w.postOnce(ctx, j.gh, j.repo, pr.Number, ghapp.Marker("round "+j.key), body)
+	return ""
 }
 
-// report ends a job without a pull request: the status comment and a final
-// comment say why (with the partial change, if there is one).
-func (j *job) report(ctx context.Context, saved savedResult, outcome, detail, patch string) (string, error) {
-	res := saved.Result
-	phase := PhaseFailed
-	if outcome == outcomeNoChanges {
-		phase = PhaseDone
-	}
-	_ = j.status.show(ctx, func(d *statusData) { d.Phase, d.Outcome, d.Detail = phase, outcome, detail }, true)
-	j.endRound(ctx, outcome, "", res)
-	if err := j.finalComment(ctx, finalData{Outcome: outcome, Detail: detail, Patch: patch}, res); err != nil {
-		return outcomeError, err
-	}
-	j.record(ctx, res, func(m *runs.Meta) { m.Status = outcome })
-	j.done(ctx, saved, publishedResult{Outcome: outcome})
-	return outcome, nil
-}
-
-// done marks the job reported, so a retry of its task does nothing, and
-// records its duration and cost.
-func (j *job) done(ctx context.Context, saved savedResult, p publishedResult) {
-	saved.Done = &p
-	if err := j.w.state.saveResult(ctx, j.key, saved); err != nil {
-		j.log.Warn("mark job reported", logattr.Err, err)
-	}
-	j.w.metrics.agentJob(j.w.now().Sub(j.started), saved.Result.CostUSD)
-}
-
-// finalData is the data of the final comment.
-type finalData struct {
-	Marker, Requester, Command string
-	Outcome                    string
-	PRNumber                   int
-	PRURL                      string
-	Draft                      bool
-	Detail                     string
-	StoppedBy                  string
-	Summary                    string
-	Patch                      string
-	SetupOutput                string // the end of a failed setup command's output
-	RunID                      string
-	Steps                      int
-	CostUSD                    float64
-	Duration                   time.Duration
-	Model                      string
-}
-
-// finalComment posts the job's final comment once, mentioning the
-// requester so they are notified.
-func (j *job) finalComment(ctx context.Context, d finalData, res agent.Result) error {
-	marker := ghapp.Marker("final " + j.key)
-	d.Marker, d.Requester, d.Command, d.RunID = marker, j.p.Requester.Login, j.w.opts.Config.Command, j.runID()
-	d.Summary, d.Steps, d.CostUSD, d.Duration, d.Model = res.Summary, res.Steps, res.CostUSD, res.Duration, j.cfg.Model
-	if len(d.Patch) > maxPatchShown {
-		d.Patch = strings.ToValidUTF8(d.Patch[:maxPatchShown], "") + "\n… (truncated)"
-	}
-	if j.round != nil {
-		return j.roundFinal(ctx, d)
-	}
-	body, err := j.w.texts.render(tmplFinal, d)
-	if err != nil {
-		return err
-	}
-	return j.w.postOnce(ctx, j.gh, j.repo, j.thread, marker, body)
-}
-
-// commitMessage is the message of the job's commit. It holds no
-// model-written text: the summary is in the pull request.
-func (j *job) commitMessage(runID string) string {
-	return fmt.Sprintf("Fix #%d: %s\n\nMade by agentfix (run %s) at the request of @%s.",
-		j.p.Number, plainTitle(j.issue.Title), runID, j.p.Requester.Login)
-}
-
-// noPRDetail says in words why a run without a change made no pull
-// request (the exit reason itself is in the run record).
-func noPRDetail(res agent.Result) string {
-	switch res.Status {
-	case agent.LimitsExceeded:
-		return fmt.Sprintf("the agent reached a limit before it had a change (%s).", res.Reason)
-	case agent.FormatErrorExit:
-		return "the model's replies could not be used, several times in a row."
-	case agent.ContextExceeded:
-		return "the conversation outgrew the model's context window before the agent had a change."
-	case agent.EnvDead:
-		return "the sandbox stopped working before the agent had a change."
-	case agent.APIError:
-		return "the model provider kept failing before the agent had a change."
-	}
-	return "an internal error ended the run before the agent had a change."
-}
-
-// incompleteDetail says why an autosubmitted change is incomplete; empty
-// for a submitted one.
-func incompleteDetail(res agent.Result) string {
-	if res.Status != agent.Autosubmitted {
+// runLink returns the signed link to run runID's page, valid as long as
+// the run is kept, or "" without AGENTFIX_PUBLIC_URL.
+func (p *publisher) runLink(runID string) string {
+	if p.publicURL == "" || len(p.linkKey) == 0 || runID == "" {
 		return ""
 	}
-	switch res.Cause {
-	case agent.LimitsExceeded:
-		return strings.TrimPrefix(res.Reason, string(agent.LimitsExceeded)+": ")
-	case agent.FormatErrorExit:
-		return "the model's replies could not be used"
-	case agent.ContextExceeded:
-		return "the conversation outgrew the model's context window"
-	case agent.EnvDead:
-		return "the sandbox stopped working"
-	case agent.APIError:
-		return "the model provider kept failing"
+	link, err := runs.SignLink(p.linkKey, p.publicURL, runID, p.now().Add(p.cfg.RunRetention))
+	if err != nil {
+		return ""
 	}
-	return "an internal error ended the run"
+	return link
 }
 
 // commitAuthor is the bot's commit identity.
-func (w *Worker) commitAuthor(ctx context.Context) (workspace.Identity, error) {
-	if w.opts.CommitAuthor != (workspace.Identity{}) {
-		return w.opts.CommitAuthor, nil
+func (p *publisher) commitAuthor(ctx context.Context) (workspace.Identity, error) {
+	if p.author != (workspace.Identity{}) {
+		return p.author, nil
 	}
-	id, err := w.opts.GitHub.Identity(ctx)
+	id, err := p.inst.Identity(ctx)
 	if err != nil {
 		return workspace.Identity{}, fmt.Errorf("commit author: %w", err)
 	}
 	return workspace.Identity{Name: id.BotLogin, Email: strings.ToLower(id.BotLogin) + "@users.noreply.github.com"}, nil
+}
+
+// prTitle is the title of an issue's pull request.
+func prTitle(j *job) string {
+	return fmt.Sprintf("Fix #%d: %s", j.number, report.PlainTitle(j.issue.Title))
+}
+
+// commitMessage is the message of the job's commit. It holds no
+// model-written text: the summary is in the pull request.
+func commitMessage(j *job) string {
+	return fmt.Sprintf("Fix #%d: %s\n\nMade by agentfix (run %s) at the request of @%s.",
+		j.number, report.PlainTitle(j.issue.Title), j.saved.RunID, j.requester.Login)
+}
+
+// coAuthors are the people a commit credits: the requester and whoever
+// else a follow-up round answers.
+func coAuthors(requester jobs.User, kept []jobs.KeptCommand) []workspace.Identity {
+	out := []workspace.Identity{userIdentity(requester)}
+	seen := map[string]bool{strings.ToLower(requester.Login): true}
+	for _, c := range kept {
+		if !seen[strings.ToLower(c.Requester.Login)] {
+			seen[strings.ToLower(c.Requester.Login)] = true
+			out = append(out, userIdentity(c.Requester))
+		}
+	}
+	return out
+}
+
+// userIdentity is a GitHub user as a commit co-author, with GitHub's
+// noreply address so the commit is linked to their account.
+func userIdentity(u jobs.User) workspace.Identity {
+	email := u.Login + "@users.noreply.github.com"
+	if u.ID > 0 {
+		email = fmt.Sprintf("%d+%s@users.noreply.github.com", u.ID, u.Login)
+	}
+	return workspace.Identity{Name: u.Login, Email: email}
 }

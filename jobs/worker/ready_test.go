@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/agentfix/agentfix/ghapp/ghfake"
+	"github.com/agentfix/agentfix/jobs/worker/outcome"
+	"github.com/agentfix/agentfix/jobs/worker/report"
 )
 
 // incompletePR opens a pull request of the bot for the harness issue as a
@@ -30,7 +32,11 @@ func (h *harness) incompletePR(draft bool) int {
 // when a limit ended the run.
 func (h *harness) incompleteBody() string {
 	h.t.Helper()
-	body, err := renderPRBody(mustTexts(h.t), prBodyData{
+	x, err := report.New()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	body, err := x.PRBody(report.PRBody{
 		Issue: h.issue, Incomplete: true, Detail: "step limit reached: 3 of 3 steps", Summary: "Changed Add.",
 		Requester: hRequester, Model: hModel, Steps: 3, CostUSD: 0.01, Duration: time.Minute, RunID: "20250102T150405Z-1a2b3c4d", Command: "/agent-fix",
 	})
@@ -227,7 +233,7 @@ func TestRoundCannotMarkReady(t *testing.T) {
 	if want := "; it completes the change, but I could not mark the pull request ready for review (GitHub answered: Resource not accessible by integration), so it is up to you."; !strings.Contains(reply, want) {
 		t.Errorf("round reply lacks %q:\n%s", want, reply)
 	}
-	if got := metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "revise", "outcome": outcomePRUpdated}); got != 1 {
+	if got := metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "revise", "outcome": string(outcome.PRUpdated)}); got != 1 {
 		t.Errorf("revise jobs pr_updated = %v, want 1", got)
 	}
 	if got := graphQLCalls(h.f); got != 1 {

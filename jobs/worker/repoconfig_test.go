@@ -331,7 +331,7 @@ func TestLoadRepoConfigSources(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := w.loadRepoConfig(context.Background(), hInstall, ghapp.Repo{Owner: "octo", Name: "widget"})
+			s, err := w.settings.load(context.Background(), hInstall, ghapp.Repo{Owner: "octo", Name: "widget"})
 			var bad *repoConfigError
 			switch {
 			case tt.problem != "":

@@ -2,10 +2,13 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/agentfix/agentfix/agent"
 	"github.com/agentfix/agentfix/ghapp"
+	"github.com/agentfix/agentfix/internal/logattr"
+	"github.com/agentfix/agentfix/jobs/worker/report"
 )
 
 // Bounds of the review comments a round's task holds.
@@ -35,12 +38,12 @@ type roundComments struct {
 // for the agent those of people with write access — one permission call
 // per distinct author — leaving out the bot's own replies. Review comments
 // are untrusted text like the issue: the agent's prompt fences them.
-func (j *job) reviewComments(ctx context.Context) (roundComments, error) {
-	id, err := j.w.opts.GitHub.Identity(ctx)
+func (w *Worker) reviewComments(ctx context.Context, j *job, pr int) (roundComments, error) {
+	id, err := w.opts.GitHub.Identity(ctx)
 	if err != nil {
 		return roundComments{}, err
 	}
-	all, err := j.gh.ListReviewComments(ctx, j.repo, j.round.pr.Number)
+	all, err := j.gh.ListReviewComments(ctx, j.repo, pr)
 	if err != nil {
 		return roundComments{}, err
 	}
@@ -104,4 +107,58 @@ func threadsOf(all []ghapp.ReviewComment, ids map[int64]bool, bot string) []thre
 		}
 	}
 	return out
+}
+
+// thread is an inline review thread the round answers.
+type thread struct {
+	root         int64 // the thread's first comment
+	path, author string
+}
+
+// replyInThreads answers each inline thread of the round once, saying
+// what the round did about it: the commit and whether it changes the
+// commented file, or why there is no commit. A thread an earlier attempt
+// answered (its marker is there) is skipped; a failed reply is logged, not
+// retried, as the round's reply on the pull request says it all.
+func (r *round) replyInThreads(ctx context.Context, d report.Final, link string) {
+	j := &r.j
+	if len(r.threads) == 0 {
+		return
+	}
+	existing, err := j.gh.ListReviewComments(ctx, j.repo, r.pr.Number)
+	if err != nil {
+		j.log.Warn("list review comments before answering threads", logattr.Err, err)
+		return
+	}
+	answered := 0
+	for _, th := range r.threads {
+		marker := ghapp.Marker(fmt.Sprintf("thread %s %d", j.key, th.root))
+		if hasMarker(existing, r.bot, marker) {
+			answered++
+			continue
+		}
+		body, err := r.w.texts.ThreadReply(report.ThreadReply{
+			Marker: marker, Outcome: d.Outcome, Commit: report.ShortSHA(r.commit), Path: th.path,
+			Changed: r.changed[th.path], Detail: d.Detail, Link: link,
+		})
+		if err == nil {
+			_, err = j.gh.ReplyToReviewComment(ctx, j.repo, r.pr.Number, th.root, body)
+		}
+		if err != nil {
+			j.log.Warn("answer a review thread", logattr.Err, err)
+			continue
+		}
+		answered++
+	}
+	j.log.Info(fmt.Sprintf("answered %d of %d review threads", answered, len(r.threads)))
+}
+
+// hasMarker reports whether a comment of bot in cs carries marker.
+func hasMarker(cs []ghapp.ReviewComment, bot, marker string) bool {
+	for _, c := range cs {
+		if strings.EqualFold(c.Author, bot) && strings.Contains(c.Body, marker) {
+			return true
+		}
+	}
+	return false
 }

@@ -10,142 +10,147 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/agentfix/agentfix/agent"
 	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/internal/logattr"
 	"github.com/agentfix/agentfix/jobs"
+	"github.com/agentfix/agentfix/jobs/worker/outcome"
+	"github.com/agentfix/agentfix/jobs/worker/report"
+	"github.com/agentfix/agentfix/jobs/worker/store"
 )
 
-// Outcomes of revise rounds and follow-up tasks besides the shared ones.
-const (
-	outcomeNotBotsPR = "not_bots_pr"
-	outcomeNoIssue   = "no_issue"
-	outcomeMoved     = "moved"
-	outcomeKept      = "kept"
-	outcomeNothing   = "nothing_kept"
-	outcomeStarted   = "follow_up_started"
-)
+// maxRoundDiff bounds, in bytes, the pull request diff a round's task
+// shows the agent; a longer one is cut with a note saying how to see the
+// rest in the working copy.
+const maxRoundDiff = 200 << 10
 
-// handleRevise runs a revise task (DESIGN.md §4): one round on a pull
-// request the bot opened, asked for by a comment, a review or an inline
-// review comment on it (or by a trigger on the issue, moved here by its fix
-// job), or a follow-up round answering the commands kept while the
-// previous round ran. The round works on the pull request's branch and
-// adds a commit (never a force push), replies on the pull request with the
-// agent's summary and in every inline thread of the reviews that asked for
-// it, and keeps a check run on the pull request's head. When the round has
-// ended for good, commands kept meanwhile start one follow-up round.
+// round is one revise round on a pull request the bot opened, asked for by
+// a comment, a review or an inline review comment on it (or by a trigger
+// on the issue, moved here by its fix job), or a follow-up round answering
+// the commands kept while the previous round ran. Its steps: resume; admit
+// the requester, the pull request and the repository's settings; post the
+// round's status comment on the pull request; then the shared pipeline
+// with the round's own start (the pull request's head, its check run and
+// review context), delivery (a commit on the pull request, never a force
+// push; a completed draft marked ready) and final word (a reply on the pull
+// request and in every inline thread of the reviews that asked for it).
+// When the round ended for good, commands kept meanwhile start one
+// follow-up round (followup.go).
+type round struct {
+	w *Worker
+	j job
+
+	pr      ghapp.PullRequest
+	author  jobs.User // the pull request's author as the payload named it
+	trigger jobs.Trigger
+
+	revision *agent.Revision // nil when the agent does not run (a retry publishing a saved result)
+	threads  []thread        // inline threads of the reviews that asked for the round
+	bot      string          // the App's bot login
+
+	commit  string          // the commit the round pushed
+	changed map[string]bool // the files it changed
+	dropped []string        // who had commands kept that a stop dropped
+	ready   readiness       // whether it marked the pull request ready for review
+}
+
+// handleRevise runs a revise task (DESIGN.md §4).
 func (w *Worker) handleRevise(ctx context.Context, t *asynq.Task) error {
 	p, err := jobs.Decode[jobs.RevisePR](t.Payload())
-	if err != nil {
-		w.log.Error("revise task with a bad payload", logattr.Err, err)
-		w.metrics.job(jobs.TypeRevise, outcomeInvalid)
-		return skip(err)
+	var repo ghapp.Repo
+	if err == nil {
+		repo, err = ghapp.ParseRepo(p.Repo.FullName)
 	}
-	repo, err := ghapp.ParseRepo(p.Repo.FullName)
+	if err == nil && p.Number <= 0 {
+		err = fmt.Errorf("pull request number %d is not positive", p.Number)
+	}
+	var gh GitHub
+	if err == nil {
+		gh, err = w.opts.GitHub.Installation(p.Installation)
+	}
 	if err != nil {
-		w.metrics.job(jobs.TypeRevise, outcomeInvalid)
+		w.log.Error("revise task that cannot run", logattr.Err, err)
+		w.metrics.job(jobs.TypeRevise, outcome.Invalid)
 		return skip(fmt.Errorf("revise task: %w", err))
 	}
 	taskID := jobs.ReviseTaskID(p.Repo.FullName, p.Number)
-	log := w.log.With(logattr.Task, taskID, logattr.DeliveryID, p.DeliveryID, logattr.Repo, p.Repo.FullName,
-		logattr.PR, p.Number, logattr.InstallationID, p.Installation)
-	gh, err := w.opts.GitHub.Installation(p.Installation)
-	if err != nil {
-		w.metrics.job(jobs.TypeRevise, outcomeInvalid)
-		return skip(fmt.Errorf("revise task: %w", err))
-	}
-	j := &job{
-		w: w, kind: jobs.TypeRevise, taskID: taskID, key: jobKey(taskID, p.DeliveryID), repo: repo, gh: gh, log: log,
-		started: w.now(), thread: p.Number,
-		p: jobs.FixIssue{
-			V: p.V, DeliveryID: p.DeliveryID, Installation: p.Installation, Repo: p.Repo,
-			Trigger: p.Trigger, Requester: p.Requester, Instructions: roundInstructions(p),
-		},
-		round: &round{author: p.Author, trigger: p.Trigger, kept: p.FollowUps},
-	}
-	_, err = w.runJob(ctx, j, j.runRevise)
+	r := &round{w: w, author: p.Author, trigger: p.Trigger, j: job{
+		kind: jobs.TypeRevise, taskID: taskID, key: store.JobKey(taskID, p.DeliveryID), delivery: p.DeliveryID,
+		install: p.Installation, repo: repo, clone: p.Repo, requester: p.Requester, trigger: p.Trigger,
+		instructions: roundInstructions(p), kept: p.FollowUps, thread: p.Number, onPR: true, gh: gh, started: w.now(),
+		log: w.log.With(logattr.Task, taskID, logattr.DeliveryID, p.DeliveryID, logattr.Repo, p.Repo.FullName,
+			logattr.PR, p.Number, logattr.InstallationID, p.Installation),
+	}}
+	err = w.runJob(ctx, r)
 	if err == nil || errors.Is(err, asynq.SkipRetry) || lastAttempt(ctx) {
-		w.roundEnded(ctx, j)
+		w.roundEnded(ctx, &r.j, r.author)
 	}
 	return err
 }
 
-// runRevise checks the round can run — the requester may write, the pull
-// request is the bot's own, open, and names its issue, the repository's
-// settings let the requester in and its budgets are not used up — posts
-// the round's status comment on the pull request, and runs the job.
-func (j *job) runRevise(ctx context.Context) (string, error) {
-	w := j.w
-	if m, ok, err := w.state.cancelFor(ctx, j.taskID, j.p.DeliveryID); err != nil {
-		return outcomeError, err
-	} else if ok {
-		return outcomeCancelled, skip(fmt.Errorf("round was stopped (%s)", m.Reason))
+func (r *round) job() *job { return &r.j }
+
+// run checks the round can run — the requester may write, the pull request
+// is the bot's own, open, and names its issue, the repository's settings
+// let the requester in and its budgets are not used up — posts the round's
+// status comment on the pull request, and does the work.
+func (r *round) run(ctx context.Context) (outcome.Outcome, error) {
+	w, j := r.w, &r.j
+	if o, err := w.resume(ctx, j); o != "" {
+		return o, err
 	}
-	saved, haveSaved, err := w.state.loadResult(ctx, j.key)
-	if err != nil {
-		return outcomeError, err
+	if err := w.store.RoundStarted(ctx, j.taskID); err != nil {
+		return outcome.Error, err
 	}
-	if haveSaved && saved.Done != nil {
-		return saved.Done.Outcome, nil // reported by an earlier attempt
+	if ok, err := w.gate.permitted(ctx, j.gh, j.repo, j.thread, true, j.requester.Login, j.delivery); err != nil {
+		return outcome.Error, err
+	} else if !ok {
+		return outcome.Unauthorized, fmt.Errorf("%s has no write access", j.requester.Login)
 	}
-	if err := w.state.roundStarted(ctx, j.taskID); err != nil {
-		return outcomeError, err
+	if o, err := r.readPR(ctx); o != "" {
+		return o, err
 	}
-	perm, err := j.gh.Permission(ctx, j.repo, j.p.Requester.Login)
-	if err != nil {
-		return outcomeError, err
+	if o, err := w.settle(ctx, j); o != "" {
+		return o, err
 	}
-	if !perm.CanWrite() {
-		if err := w.refuse(ctx, j.gh, j.repo, j.thread, true, j.p.Requester.Login, j.p.DeliveryID); err != nil {
-			return outcomeError, err
-		}
-		return outcomeUnauthorized, skip(fmt.Errorf("%s has %s permission, not write", j.p.Requester.Login, perm))
+	if err := w.statuses.open(ctx, j); err != nil {
+		return outcome.Error, err
 	}
-	if outcome, err := j.checkPR(ctx); err != nil || outcome != "" {
-		return outcome, err
-	}
-	if outcome, stop, err := j.applyRepo(ctx, haveSaved, j.thread, true); stop {
-		return outcome, err
-	}
-	ref, err := w.ensureStatus(ctx, j.gh, j.repo, j.thread, j.key, j.p.Requester.Login)
-	if err != nil {
-		return outcomeError, err
-	}
-	j.status = w.newStatusComment(j.gh, j.repo, ref, j.key, j.p.Requester.Login, j.log)
-	_ = j.status.show(ctx, func(d *statusData) { d.Phase, d.Branch = PhaseCloning, j.branch }, true)
-	return j.work(ctx, saved, haveSaved)
+	j.show(ctx, func(d *report.Status) { d.Phase, d.Branch = report.PhaseCloning, j.branch })
+	return w.work(ctx, r)
 }
 
-// checkPR reads the pull request and its issue into the job. A pull
+// readPR reads the pull request and its issue into the round. A pull
 // request someone else opened, a closed one, or one whose issue cannot be
 // told gets one reply and ends the round (a non-empty outcome).
-func (j *job) checkPR(ctx context.Context) (string, error) {
+func (r *round) readPR(ctx context.Context) (outcome.Outcome, error) {
+	w, j := r.w, &r.j
 	pr, err := j.gh.PR(ctx, j.repo, j.thread)
 	if errors.Is(err, ghapp.ErrNotFound) {
-		return outcomeInvalid, skip(err)
+		return outcome.Invalid, err
 	}
 	if err != nil {
-		return outcomeError, err
+		return outcome.Error, err
 	}
-	mine, err := j.w.isBotPR(ctx, pr)
+	mine, err := w.isBotPR(ctx, pr)
 	if err != nil {
-		return outcomeError, err
+		return outcome.Error, err
 	}
-	d := j.w.replyData(j.p.Requester.Login, j.p.DeliveryID)
+	d := w.replies.data(j.requester.Login, j.delivery)
 	switch {
 	case !mine:
-		if err := j.w.reply(ctx, j.gh, j.repo, j.thread, tmplNotMyPR, d); err != nil {
-			return outcomeError, err
+		if err := w.replies.post(ctx, j.gh, j.repo, j.thread, report.ReplyNotMyPR, d); err != nil {
+			return outcome.Error, err
 		}
-		return outcomeNotBotsPR, skip(fmt.Errorf("pull request #%d is by %s, not this App", pr.Number, pr.Author))
+		return outcome.NotBotsPR, fmt.Errorf("pull request #%d is by %s, not this App", pr.Number, pr.Author)
 	case pr.State != "open":
 		d.Merged = pr.Merged
-		if err := j.w.reply(ctx, j.gh, j.repo, j.thread, tmplPRClosed, d); err != nil {
-			return outcomeError, err
+		if err := w.replies.post(ctx, j.gh, j.repo, j.thread, report.ReplyPRClosed, d); err != nil {
+			return outcome.Error, err
 		}
-		return outcomeClosed, skip(fmt.Errorf("pull request #%d is %s (merged %v)", pr.Number, pr.State, pr.Merged))
+		return outcome.Closed, fmt.Errorf("pull request #%d is %s (merged %v)", pr.Number, pr.State, pr.Merged)
 	case pr.HeadRepo != "" && !strings.EqualFold(pr.HeadRepo, j.repo.String()):
-		return outcomeInvalid, skip(fmt.Errorf("pull request #%d comes from %s, not %s", pr.Number, pr.HeadRepo, j.repo))
+		return outcome.Invalid, fmt.Errorf("pull request #%d comes from %s, not %s", pr.Number, pr.HeadRepo, j.repo)
 	}
 	n := issueOf(pr)
 	if n > 0 {
@@ -153,18 +158,183 @@ func (j *job) checkPR(ctx context.Context) (string, error) {
 		if errors.Is(err, ghapp.ErrNotFound) {
 			n = 0
 		} else if err != nil {
-			return outcomeError, err
+			return outcome.Error, err
 		}
 	}
 	if n == 0 || j.issue.IsPullRequest {
-		if err := j.w.reply(ctx, j.gh, j.repo, j.thread, tmplNoIssue, d); err != nil {
-			return outcomeError, err
+		if err := w.replies.post(ctx, j.gh, j.repo, j.thread, report.ReplyNoIssue, d); err != nil {
+			return outcome.Error, err
 		}
-		return outcomeNoIssue, skip(fmt.Errorf("pull request #%d names no issue it fixes", pr.Number))
+		return outcome.NoIssue, fmt.Errorf("pull request #%d names no issue it fixes", pr.Number)
 	}
-	j.p.Number, j.branch, j.round.pr = n, pr.Head, pr
+	j.number, j.branch, r.pr = n, pr.Head, pr
 	j.log = j.log.With(logattr.Issue, n)
 	return "", nil
+}
+
+// base: a round starts from the pull request's head.
+func (r *round) base(f fetched) (string, error) { return f.branchHead(&r.j, r.j.branch) }
+
+// start puts the round's check run, in progress, on the head commit the
+// round starts from, finds the inline threads it will answer and, when the
+// agent is about to run, builds its review context: the pull request's
+// diff from the cache, the triggering review's body, and the review
+// comments of people with write access.
+func (r *round) start(ctx context.Context, f fetched, base string, agentRuns bool) error {
+	w, j := r.w, &r.j
+	w.checks.start(ctx, j, base, fmt.Sprintf("Revising #%d", r.pr.Number), agent.Result{})
+	comments, err := w.reviewComments(ctx, j, r.pr.Number)
+	if err != nil {
+		return err
+	}
+	r.bot, r.threads = comments.bot, threadsOf(comments.all, r.reviewIDs(), comments.bot)
+	if !agentRuns {
+		return nil
+	}
+	prBase := f.branches[r.pr.Base]
+	if prBase == "" {
+		return fmt.Errorf("base branch %s of pull request #%d is not on the git server", r.pr.Base, r.pr.Number)
+	}
+	diff, err := w.opts.Cache.Diff(ctx, j.repo.String(), prBase, base, maxRoundDiff)
+	if err != nil {
+		return err
+	}
+	patch := diff.Patch
+	if diff.Truncated {
+		patch += fmt.Sprintf("\n… (the diff is cut here: it is longer than %d KiB; run `git diff %s HEAD` in /workspace for the rest)\n",
+			maxRoundDiff>>10, diff.MergeBase)
+	}
+	r.revision = &agent.Revision{PR: r.pr.Number, Diff: patch, Comments: comments.forAgent}
+	if r.trigger.Kind == jobs.TriggerReview && r.trigger.ReviewID != 0 {
+		if err := r.addReviewBody(ctx); err != nil {
+			return err
+		}
+	}
+	j.log.Info(fmt.Sprintf("round context: diff of %d bytes, %d review comments, %d left out, %d threads to answer",
+		len(patch), len(comments.forAgent), comments.leftOut, len(r.threads)))
+	return nil
+}
+
+// addReviewBody puts the triggering review's whole body into the task. For
+// a round of that review alone, its body replaces the command's
+// instructions, which are part of it.
+func (r *round) addReviewBody(ctx context.Context) error {
+	j := &r.j
+	reviews, err := j.gh.ListReviews(ctx, j.repo, r.pr.Number)
+	if err != nil {
+		return err
+	}
+	for _, rv := range reviews {
+		if rv.ID == r.trigger.ReviewID && strings.TrimSpace(rv.Body) != "" {
+			r.revision.ReviewAuthor, r.revision.ReviewBody = rv.Author, rv.Body
+			if len(j.kept) == 0 {
+				j.instructions = ""
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+func (r *round) task() agent.Task {
+	j := &r.j
+	return agent.Task{Repo: j.repo.String(), Issue: j.number, Title: j.issue.Title, Body: j.issue.Body,
+		Instructions: j.instructions, Notes: j.cfg.Repo.Instructions, Revision: r.revision}
+}
+
+// forcePush: a round adds a commit; when someone pushed meanwhile, the
+// push is refused and the round says to ask again.
+func (r *round) forcePush() bool { return false }
+
+// deliver: the commit is on the pull request already; a round that
+// completed a draft marks it ready for review.
+func (r *round) deliver(ctx context.Context, _ fetched, commit string) (delivered, error) {
+	j := &r.j
+	d := delivered{outcome: outcome.PRUpdated, pr: r.pr.Number, url: r.pr.HTMLURL}
+	if j.saved.Result.Status == agent.Autosubmitted {
+		d.draft, d.detail = true, report.IncompleteDetail(j.saved.Result)
+	}
+	r.ready = r.w.markReady(ctx, j, r.pr, commit)
+	return d, nil
+}
+
+// ended completes the round's check runs, notes what it pushed and, for a
+// stopped round, drops the commands kept for the next one (a stop means
+// the bot should stop working on the pull request; the reply names whose
+// commands were dropped).
+func (r *round) ended(ctx context.Context, o outcome.Outcome, pushed string, res agent.Result) {
+	j := &r.j
+	r.commit, r.changed = pushed, changedFiles(res.Patch)
+	r.w.checks.finish(ctx, j, o, pushed, res)
+	if o != outcome.Cancelled {
+		return
+	}
+	dropped, err := r.w.store.DropKept(ctx, j.taskID)
+	if err != nil {
+		j.log.Warn("drop the commands kept for the next round", logattr.Err, err)
+	}
+	for _, c := range dropped {
+		if !containsFold(r.dropped, c.Requester.Login) {
+			r.dropped = append(r.dropped, c.Requester.Login)
+		}
+	}
+}
+
+// final posts the round's reply on the pull request — the agent's summary
+// (neutralized) and what happened, mentioning everyone the round answers —
+// then answers every inline thread of the reviews that asked for the
+// round, unless the round was stopped.
+func (r *round) final(ctx context.Context, d report.Final, o outcome.Outcome) error {
+	w, j := r.w, &r.j
+	d = w.finalData(j, d)
+	d.Marker = ghapp.Marker("final " + j.key)
+	body, err := w.texts.RoundFinal(report.RoundFinal{Final: d, Requesters: r.requesters(), Commit: report.ShortSHA(r.commit),
+		Dropped: r.dropped, MarkedReady: r.ready.Marked, NotReady: r.ready.Failure})
+	if err != nil {
+		return err
+	}
+	c, err := report.PostOnce(ctx, j.gh, j.repo, j.thread, d.Marker, body)
+	if err != nil {
+		return err
+	}
+	if o != outcome.Cancelled {
+		r.replyInThreads(ctx, d, c.HTMLURL)
+	}
+	return nil
+}
+
+// failed reports the round's last failed attempt.
+func (r *round) failed(ctx context.Context, cause error) outcome.Outcome {
+	n, _ := asynq.GetRetryCount(ctx)
+	return r.w.giveUp(ctx, r, cause, n+1)
+}
+
+var _ stage = (*round)(nil)
+
+// requesters are the logins a round answers, in order, without repeats.
+func (r *round) requesters() []string {
+	out := []string{r.j.requester.Login}
+	for _, c := range r.j.kept {
+		if !containsFold(out, c.Requester.Login) {
+			out = append(out, c.Requester.Login)
+		}
+	}
+	return out
+}
+
+// reviewIDs are the reviews whose inline threads the round answers: the
+// triggering one's and those of the kept commands.
+func (r *round) reviewIDs() map[int64]bool {
+	ids := map[int64]bool{}
+	if r.trigger.ReviewID != 0 {
+		ids[r.trigger.ReviewID] = true
+	}
+	for _, c := range r.j.kept {
+		if c.Trigger.ReviewID != 0 {
+			ids[c.Trigger.ReviewID] = true
+		}
+	}
+	return ids
 }
 
 // isBotPR reports whether this App's bot opened pr.
@@ -209,24 +379,29 @@ func roundInstructions(p jobs.RevisePR) string {
 		if text == "" {
 			text = "(no instructions: address the review comments below)"
 		}
-		fmt.Fprintf(&b, "\n\nRequest %d of %d, by @%s %s:\n%s", i+1, len(p.FollowUps), c.Requester.Login, triggerWords(c.Trigger.Kind), text)
+		fmt.Fprintf(&b, "\n\nRequest %d of %d, by @%s %s:\n%s", i+1, len(p.FollowUps), c.Requester.Login, report.TriggerWords(c.Trigger.Kind), text)
 	}
 	return b.String()
 }
 
-// triggerWords says in words where a command was written.
-func triggerWords(k jobs.TriggerKind) string {
-	switch k {
-	case jobs.TriggerReview:
-		return "in a review"
-	case jobs.TriggerReviewComment:
-		return "in an inline review comment"
-	case jobs.TriggerLabel:
-		return "by labelling the issue"
+// changedFiles returns the paths a patch changes (both sides of a rename).
+func changedFiles(patch string) map[string]bool {
+	out := map[string]bool{}
+	for _, line := range strings.Split(patch, "\n") {
+		for _, prefix := range []string{"--- a/", "+++ b/"} {
+			if p, ok := strings.CutPrefix(line, prefix); ok {
+				out[strings.TrimSuffix(p, "\t")] = true
+			}
+		}
 	}
-	return "in a comment"
+	return out
 }
 
-// isRoundKey reports whether job key is a revise round's, whose comments
-// are on the pull request.
-func isRoundKey(key string) bool { return strings.HasPrefix(key, jobs.TypeRevise+":") }
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentfix/agentfix/ghapp/ghfake"
 	"github.com/agentfix/agentfix/jobs"
+	"github.com/agentfix/agentfix/jobs/worker/outcome"
 )
 
 // edit is a scripted str_replace of the agent.
@@ -124,10 +125,10 @@ func TestReviewRound(t *testing.T) {
 	if err != nil || len(list) != 1 {
 		t.Fatalf("runs = %v, %v; want one", list, err)
 	}
-	if m := list[0]; m.Kind != "revise" || m.Number != pr || m.PR != pr || m.Status != outcomePRUpdated {
+	if m := list[0]; m.Kind != "revise" || m.Number != pr || m.PR != pr || m.Status != string(outcome.PRUpdated) {
 		t.Errorf("run meta = %+v, want a revise run of #%d, pr_updated", m, pr)
 	}
-	if got := metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "revise", "outcome": outcomePRUpdated}); got != 1 {
+	if got := metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "revise", "outcome": string(outcome.PRUpdated)}); got != 1 {
 		t.Errorf("revise jobs = %v, want 1", got)
 	}
 	if h.model.calls() != 4 {
@@ -231,10 +232,10 @@ func TestFollowUpRound(t *testing.T) {
 	if !strings.Contains(finals[1].Body, "@bob, I pushed `"+head.SHA[:12]+"`") {
 		t.Errorf("follow-up round's reply:\n%s", finals[1].Body)
 	}
-	if got := metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "revise", "outcome": outcomePRUpdated}); got != 2 {
+	if got := metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "revise", "outcome": string(outcome.PRUpdated)}); got != 2 {
 		t.Errorf("revise jobs = %v, want 2", got)
 	}
-	if got := metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "followup", "outcome": outcomeStarted}); got != 1 {
+	if got := metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "followup", "outcome": string(outcome.FollowUpStarted)}); got != 1 {
 		t.Errorf("follow-up tasks that started a round = %v, want 1", got)
 	}
 	if n := len(h.commentsWith(pr, "agentfix:status revise:")); n != 2 {
@@ -286,7 +287,7 @@ func TestStopRound(t *testing.T) {
 		t.Errorf("the branch moved: head %q", head.Message)
 	}
 	list, err := h.store.List(t.Context(), 10)
-	if err != nil || len(list) != 1 || list[0].Status != outcomeCancelled {
+	if err != nil || len(list) != 1 || list[0].Status != string(outcome.Cancelled) {
 		t.Errorf("runs = %+v, %v; want one cancelled", list, err)
 	}
 	if len(h.botReplies(pr)) != 0 {
@@ -307,7 +308,7 @@ func TestAnotherBotsPR(t *testing.T) {
 		st := h.reviseState(pr)
 		return (st == "" || st == "archived") && metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "notice"}) == 1
 	})
-	if got := metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "notice", "outcome": outcomeNotBotsPR}); got != 1 {
+	if got := metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "notice", "outcome": string(outcome.NotBotsPR)}); got != 1 {
 		t.Errorf("notices answered not-my-PR = %v, want 1", got)
 	}
 	if n := len(h.botComments(pr)); n != 1 || h.model.calls() != 0 || gitCalls(h.f) != 0 {
@@ -330,7 +331,7 @@ func TestKeptAfterTheRoundEnded(t *testing.T) {
 		t.Fatal(err)
 	}
 	taskID := jobs.ReviseTaskID(hRepo, pr)
-	if _, err := w.state.roundEnded(t.Context(), taskID, "d-ended"); err != nil {
+	if _, err := w.store.RoundEnded(t.Context(), taskID, "d-ended"); err != nil {
 		t.Fatal(err)
 	}
 	f := jobs.FollowUp{Installation: hInstall, Repo: jobs.Repo{FullName: hRepo}, Number: pr, Author: jobs.User{Login: h.f.BotLogin(), Type: "Bot"}}
@@ -343,7 +344,7 @@ func TestKeptAfterTheRoundEnded(t *testing.T) {
 	if prompt := h.model.prompt(0); !strings.Contains(prompt, "Request 1 of 1, by @alice in a comment:\ndocument Add") {
 		t.Errorf("the follow-up round's task lacks the kept command:\n%s", prompt)
 	}
-	if got := metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "followup", "outcome": outcomeStarted}); got != 1 {
+	if got := metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "followup", "outcome": string(outcome.FollowUpStarted)}); got != 1 {
 		t.Errorf("follow-up tasks that started a round = %v, want 1", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentfix/agentfix/ghapp/ghfake"
+	"github.com/agentfix/agentfix/jobs/worker/outcome"
 )
 
 // gitCalls counts the requests the fake's git server got.
@@ -196,7 +197,7 @@ func TestGitHubFailuresAfterTheAgent(t *testing.T) {
 		t.Errorf("status comments = %d, want 1", n)
 	}
 	list, err := h.store.List(t.Context(), 10)
-	if err != nil || len(list) != 1 || list[0].Status != outcomePROpened {
+	if err != nil || len(list) != 1 || list[0].Status != string(outcome.PROpened) {
 		t.Errorf("runs = %+v, %v; want the one run, pr_opened", list, err)
 	}
 }
@@ -237,7 +238,7 @@ func stopMidRun(t *testing.T, h *harness, stop func()) {
 		t.Errorf("the branch was pushed")
 	}
 	list, err := h.store.List(t.Context(), 10)
-	if err != nil || len(list) != 1 || list[0].Status != outcomeCancelled {
+	if err != nil || len(list) != 1 || list[0].Status != string(outcome.Cancelled) {
 		t.Errorf("runs = %+v, %v; want one cancelled", list, err)
 	}
 	if h.model.calls() != 2 {

@@ -52,17 +52,14 @@ type spendMeter struct {
 	held   *budget.Reservation
 }
 
-// newSpendMeter returns the meter of one run of model, charged to scope
-// (Job set: the job's key, the same on every attempt of one trigger).
-func (w *Worker) newSpendMeter(scope budget.Scope, model agent.Model, log *slog.Logger) *spendMeter {
-	var p ModelPrice
-	if w.opts.ModelPrice != nil {
-		p = w.opts.ModelPrice(model)
-	}
+// newSpendMeter returns the meter of one run of a model priced p, charged
+// to scope (Job set: the job's key, the same on every attempt of one
+// trigger).
+func newSpendMeter(b *budget.Budget, scope budget.Scope, p ModelPrice, log *slog.Logger) *spendMeter {
 	if p.MaxOutputTokens <= 0 {
 		p.MaxOutputTokens = DefaultOutputAllowance
 	}
-	return &spendMeter{b: w.opts.Budget, scope: scope, price: p, log: log}
+	return &spendMeter{b: b, scope: scope, price: p, log: log}
 }
 
 // trajectory wraps the writer the agent writes its trajectory to: the

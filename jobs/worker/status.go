@@ -2,117 +2,84 @@ package worker
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"sync"
+	"strings"
 	"time"
 
+	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/internal/logattr"
+	"github.com/agentfix/agentfix/jobs"
+	"github.com/agentfix/agentfix/jobs/worker/report"
+	"github.com/agentfix/agentfix/jobs/worker/store"
 )
 
-// DefaultStatusInterval is the least time between two progress edits of a
-// status comment (DESIGN.md §4); phase changes are shown at once.
-const DefaultStatusInterval = 30 * time.Second
-
-// Phase is where a job is, as its status comment shows it.
-type Phase string
-
-// The phases of a job, in order, then its final states.
-const (
-	PhaseQueued      Phase = "queued"
-	PhaseCloning     Phase = "cloning"
-	PhaseSetup       Phase = "setup"
-	PhaseWorking     Phase = "working"
-	PhaseReviewing   Phase = "reviewing"
-	PhasePushing     Phase = "pushing"
-	PhaseDone        Phase = "done"
-	PhaseFailed      Phase = "failed"
-	PhaseCancelled   Phase = "cancelled"
-	PhaseInterrupted Phase = "interrupted"
-	// PhaseMoved ends a fix job whose issue has an open bot PR: the work
-	// goes on as a round on that PR (PRNumber, PRURL).
-	PhaseMoved Phase = "moved"
-)
-
-// statusData is what the status comment shows.
-type statusData struct {
-	Marker    string
-	Requester string
-	// OnPR is set for a revise round's comment on the pull request.
-	OnPR   bool
-	Phase  Phase
-	Branch string
-	// Progress of the agent (working and reviewing).
-	Step, MaxSteps      int
-	CostUSD, MaxCostUSD float64
-	LastAction          string
-	// Final states.
-	PRNumber int
-	PRURL    string
-	Draft    bool
-	// Outcome is the final outcome (outcome* constants) and Detail says why
-	// in words for people.
-	Outcome string
-	Detail  string
-	// StoppedBy is who stopped the job (cancelled), empty when GitHub did.
-	StoppedBy string
-	RunID     string
-	Elapsed   time.Duration
-	// Problems lists what is wrong with the repository's configuration
-	// (failed), shown as a code block; Notes say what of it did not apply.
-	Problems string
-	Notes    []string
-}
-
-// statusComment is a job's one status comment, edited in place: at once on
-// a phase change, at most every interval for progress within a phase. It
-// is safe for concurrent use.
-type statusComment struct {
-	gh       GitHub
-	repo     ghapp.Repo
-	texts    texts
+// statuses makes each job's one status comment: posted "queued" by the
+// notice or by the job, whichever comes first, then edited in place.
+type statuses struct {
+	texts    *report.Texts
+	store    *store.Store
 	interval time.Duration
 	now      func() time.Time
-	log      *slog.Logger
-
-	mu       sync.Mutex
-	ref      commentRef
-	data     statusData
-	lastEdit time.Time
-	lastBody string
+	cfg      *config.App
 }
 
-// show renders data and edits the comment when the phase changed, force is
-// set, or the interval passed since the last edit. An edit that fails is
-// logged and returned; the job goes on either way.
-func (s *statusComment) show(ctx context.Context, edit func(*statusData), force bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	before := s.data.Phase
-	edit(&s.data)
-	now := s.now()
-	if !force && s.data.Phase == before && now.Sub(s.lastEdit) < s.interval {
-		return nil
-	}
-	body, err := s.texts.render(tmplStatus, s.data)
+// marker is the hidden marker of job key's status comment.
+func statusMarker(key string) string { return ghapp.Marker("status " + key) }
+
+// onPR reports whether job key is a revise round's, whose comments are on
+// the pull request.
+func onPR(key string) bool { return strings.HasPrefix(key, jobs.TypeRevise+":") }
+
+// ensure returns the status comment of job key on issue or pull request
+// number, posting it ("queued") when neither the notice nor an earlier
+// attempt did.
+func (s *statuses) ensure(ctx context.Context, gh comments, repo ghapp.Repo, number int, key, requester string) (store.CommentRef, error) {
+	return s.store.StatusComment(ctx, key, func(ctx context.Context) (store.CommentRef, error) {
+		marker := statusMarker(key)
+		if c, found, err := gh.FindComment(ctx, repo, number, marker); err != nil {
+			return store.CommentRef{}, err
+		} else if found {
+			return store.CommentRef{ID: c.ID, URL: c.HTMLURL}, nil
+		}
+		body, err := s.texts.Status(report.Status{Marker: marker, Requester: requester, Phase: report.PhaseQueued, OnPR: onPR(key)})
+		if err != nil {
+			return store.CommentRef{}, err
+		}
+		c, err := gh.CreateComment(ctx, repo, number, body)
+		if err != nil {
+			return store.CommentRef{}, err
+		}
+		return store.CommentRef{ID: c.ID, URL: c.HTMLURL}, nil
+	})
+}
+
+// editor returns the editor of job key's status comment ref.
+func (s *statuses) editor(gh comments, repo ghapp.Repo, ref store.CommentRef, key, requester string, log *slog.Logger) *report.StatusComment {
+	return report.NewStatusComment(gh, repo, ref.ID, s.texts, report.Status{
+		Marker: statusMarker(key), Requester: requester, Phase: report.PhaseQueued, OnPR: onPR(key),
+		MaxSteps: s.cfg.MaxSteps, MaxCostUSD: s.cfg.MaxCostUSD,
+	}, s.interval, s.now, log)
+}
+
+// open finds or posts job j's status comment on its thread and sets it.
+func (s *statuses) open(ctx context.Context, j *job) error {
+	ref, err := s.ensure(ctx, j.gh, j.repo, j.thread, j.key, j.requester.Login)
 	if err != nil {
 		return err
 	}
-	if body == s.lastBody {
-		return nil
-	}
-	if _, err := s.gh.EditComment(ctx, s.repo, s.ref.ID, body); err != nil {
-		s.log.Warn("edit status comment failed", logattr.Err, err)
-		return fmt.Errorf("edit status comment: %w", err)
-	}
-	s.lastEdit, s.lastBody = now, body
+	j.status = s.editor(j.gh, j.repo, ref, j.key, j.requester.Login, j.log)
 	return nil
 }
 
-// snapshot returns the data shown last.
-func (s *statusComment) snapshot() statusData {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.data
+// endKnown ends the status comment of job key, if one was posted (the
+// notice's "queued"), with edit; a failure is logged.
+func (s *statuses) endKnown(ctx context.Context, gh comments, repo ghapp.Repo, key, requester string, log *slog.Logger, edit func(*report.Status)) {
+	ref, ok, err := s.store.KnownStatusComment(ctx, key)
+	if err != nil || !ok {
+		return
+	}
+	if err := s.editor(gh, repo, ref, key, requester, log).Show(ctx, edit, true); err != nil {
+		log.Warn("end a status comment", logattr.Err, err)
+	}
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/internal/logattr"
 	"github.com/agentfix/agentfix/jobs"
+	"github.com/agentfix/agentfix/jobs/worker/report"
+	"github.com/agentfix/agentfix/jobs/worker/store"
 	"github.com/agentfix/agentfix/workspace"
 )
 
@@ -76,7 +78,7 @@ type Options struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// StatusInterval is the least time between two progress edits of a
-	// status comment (DefaultStatusInterval).
+	// status comment (report.DefaultStatusInterval).
 	StatusInterval time.Duration
 	// ShutdownTimeout is asynq's grace period (DefaultShutdownTimeout).
 	ShutdownTimeout time.Duration
@@ -89,6 +91,11 @@ type Options struct {
 	// Poll is the wait between looks at a key another task holds
 	// (DefaultPoll).
 	Poll time.Duration
+	// TaskCheckInterval and DelayedTaskCheckInterval are asynq's waits
+	// between looks for new tasks when its queues are empty and for
+	// scheduled and retried tasks that became due (asynq's defaults, 1 s
+	// and 5 s, when zero); tests set them short.
+	TaskCheckInterval, DelayedTaskCheckInterval time.Duration
 }
 
 // Worker runs the interactive and agent queues: two asynq servers on one
@@ -98,13 +105,22 @@ type Worker struct {
 	opts      Options
 	rdb       redis.UniversalClient
 	inspector *asynq.Inspector
-	state     state
-	texts     texts
+	store     *store.Store
 	metrics   *metrics
 	queue     *jobs.Client // enqueues follow-up rounds and rounds moved from an issue
 	log       *slog.Logger
 	now       func() time.Time
-	jobsDir   string
+
+	texts *report.Texts
+	// The steps every job is made of.
+	replies  *replier
+	statuses *statuses
+	settings *settingsLoader
+	gate     *gate
+	checkout *checkout
+	agent    *agentStep
+	publish  *publisher
+	checks   *checks
 
 	handlers sync.WaitGroup
 }
@@ -127,7 +143,7 @@ func New(o Options) (*Worker, error) {
 		o.Now = time.Now
 	}
 	if o.StatusInterval <= 0 {
-		o.StatusInterval = DefaultStatusInterval
+		o.StatusInterval = report.DefaultStatusInterval
 	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
@@ -141,7 +157,7 @@ func New(o Options) (*Worker, error) {
 	if o.Poll <= 0 {
 		o.Poll = DefaultPoll
 	}
-	x, err := parseTexts()
+	x, err := report.New()
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
@@ -153,29 +169,29 @@ func New(o Options) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: data dir: %w", err)
 	}
-	return &Worker{
+	st := store.New(o.Redis, o.Poll)
+	w := &Worker{
 		opts:      o,
 		rdb:       o.Redis,
 		inspector: asynq.NewInspectorFromRedisClient(o.Redis),
-		state:     state{rdb: o.Redis, poll: o.Poll},
-		texts:     x,
+		store:     st,
 		metrics:   m,
 		queue:     jobs.NewClient(o.Redis, o.Config.MaxDuration),
 		log:       o.Logger,
 		now:       o.Now,
-		jobsDir:   filepath.Join(dataDir, "jobs"),
-	}, nil
-}
-
-// retryDelay waits briefly before retrying a task cancelled by stop (the
-// retry only sees the cancel marker and ends, so the task id is free for the
-// next trigger), and backs off exponentially otherwise: 10 s, 20 s, 40 s, …
-// up to 10 minutes.
-func retryDelay(n int, err error) time.Duration {
-	if errors.Is(err, context.Canceled) {
-		return time.Second
+		texts:     x,
 	}
-	return min(10*time.Second<<min(n, 10), 10*time.Minute)
+	w.replies = &replier{texts: x, store: st, cfg: o.Config}
+	w.statuses = &statuses{texts: x, store: st, interval: o.StatusInterval, now: o.Now, cfg: o.Config}
+	w.settings = &settingsLoader{inst: o.GitHub, cfg: o.Config, allowWorkflows: o.AllowWorkflowChanges, model: o.Model}
+	w.gate = &gate{budget: o.Budget, replies: w.replies}
+	w.checkout = &checkout{cache: o.Cache, inst: o.GitHub, jobsDir: filepath.Join(dataDir, "jobs")}
+	w.agent = &agentStep{sandbox: o.Sandbox, model: o.Model, budget: o.Budget, price: o.ModelPrice,
+		metrics: m, store: st, now: o.Now}
+	w.checks = &checks{texts: x, store: st}
+	w.publish = &publisher{cache: o.Cache, inst: o.GitHub, texts: x, author: o.CommitAuthor, cfg: o.Config,
+		publicURL: o.PublicURL, linkKey: o.LinkKey, now: o.Now}
+	return w, nil
 }
 
 // Handler returns the task handler of both servers, for tests and custom
@@ -248,12 +264,14 @@ func (w *Worker) Run(ctx context.Context) error {
 func (w *Worker) server(queue string, concurrency int) *asynq.Server {
 	log := w.log.With(logattr.Queue, queue)
 	return asynq.NewServerFromRedisClient(w.rdb, asynq.Config{
-		Concurrency:     concurrency,
-		Queues:          map[string]int{queue: 1},
-		ShutdownTimeout: w.opts.ShutdownTimeout,
-		RetryDelayFunc:  func(n int, err error, _ *asynq.Task) time.Duration { return w.opts.RetryDelay(n, err) },
-		Logger:          asynqLogger{log},
-		LogLevel:        asynq.WarnLevel,
+		Concurrency:              concurrency,
+		Queues:                   map[string]int{queue: 1},
+		ShutdownTimeout:          w.opts.ShutdownTimeout,
+		RetryDelayFunc:           func(n int, err error, _ *asynq.Task) time.Duration { return w.opts.RetryDelay(n, err) },
+		TaskCheckInterval:        w.opts.TaskCheckInterval,
+		DelayedTaskCheckInterval: w.opts.DelayedTaskCheckInterval,
+		Logger:                   asynqLogger{log},
+		LogLevel:                 asynq.WarnLevel,
 		ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
 			id, _ := asynq.GetTaskID(ctx)
 			n, _ := asynq.GetRetryCount(ctx)

@@ -1,0 +1,100 @@
+// Package localfix is `bot fix`: the agent on an issue of a local
+// repository, with no GitHub and no queue. It checks everything it can
+// before any paid work (the repository, the issue file, the output
+// directory, the model, the sandbox), makes a temporary copy of the
+// repository at HEAD, runs the one run path (package session) there with
+// the repository's .github/agent-fix.yml from HEAD, shows each step on the
+// terminal, and writes patch.diff and trajectory.jsonl to the output
+// directory; with --apply it applies a submitted patch to the user's
+// checkout without touching uncommitted work.
+package localfix
+
+import (
+	"context"
+	"io"
+	"log/slog"
+
+	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/config"
+	"github.com/agentfix/agentfix/tools"
+	"github.com/agentfix/agentfix/workspace"
+)
+
+// The files a run writes to its output directory.
+const (
+	PatchFile      = "patch.diff"
+	TrajectoryFile = "trajectory.jsonl"
+)
+
+// Options are one run as the command line and the configuration give it.
+type Options struct {
+	// Repo is the git repository to fix (a checkout or a bare one);
+	// IssueFile the issue as Markdown ("" with Replay: the recorded task).
+	Repo, IssueFile string
+	// Model overrides the repository's and AGENTFIX_MODEL; Replay plays
+	// the model replies of a saved trajectory instead.
+	Model, Replay string
+	// Sandbox overrides AGENTFIX_SANDBOX; Image the docker sandbox's image.
+	Sandbox, Image string
+	// Setup and Test, when not nil, override the repository's setup and
+	// test commands.
+	Setup []string
+	Test  *string
+	// Out is the output directory (default ./agentfix-runs/RUN_ID), Cache
+	// a sandbox cache kept between runs (default a fresh one).
+	Out, Cache string
+	// Apply applies a submitted patch to Repo's working tree.
+	Apply bool
+
+	// Config is the operator's configuration, loaded and validated.
+	Config *config.App
+	// WorkDir resolves relative paths; Environ is the environment git
+	// runs with in the user's repository.
+	WorkDir string
+	Environ []string
+	// NewModel builds the model named provider/model; its errors are
+	// configuration errors.
+	NewModel func(name string) (agent.Model, error)
+	// CheckSandbox refuses a sandbox kind that cannot run here, and
+	// NewSandbox builds one.
+	CheckSandbox func(kind string, allowUnsandboxed bool) error
+	NewSandbox   func(kind string, o workspace.Options) (tools.Sandbox, error)
+	// Stdout shows the run; Logger gets the log records.
+	Stdout io.Writer
+	Logger *slog.Logger
+}
+
+// Run runs the agent as o says. Its error is a UsageError or a
+// ConfigError for what could be checked before the run (exit code 2), a
+// *RunEnded for a run that ended without a submission (exit code 1), or
+// another error.
+func Run(ctx context.Context, o Options) error {
+	r, err := prepare(ctx, o)
+	if err != nil {
+		return err
+	}
+	return r.run(ctx)
+}
+
+// UsageError is a bad command line.
+type UsageError struct{ Msg string }
+
+func (e UsageError) Error() string { return e.Msg }
+
+// ConfigError is a configuration the run cannot use.
+type ConfigError struct{ Err error }
+
+func (e ConfigError) Error() string { return e.Err.Error() }
+func (e ConfigError) Unwrap() error { return e.Err }
+
+// RunEnded is a run that ended without a submission, with one line saying
+// how it ended.
+type RunEnded struct{ Result agent.Result }
+
+func (e *RunEnded) Error() string {
+	msg := "bot fix: the run ended " + string(e.Result.Status)
+	if e.Result.Reason != "" {
+		msg += ": " + safeLine(e.Result.Reason)
+	}
+	return msg
+}

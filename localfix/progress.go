@@ -1,0 +1,196 @@
+package localfix
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/agentfix/agentfix/agent"
+)
+
+// progress prints a bot fix run on the terminal as it happens: the start,
+// each setup command, one line per agent step as the step ends, and a
+// summary. Text that comes from the model or the repository is stripped of
+// control characters first, so it cannot drive the terminal. Write errors
+// are ignored: the files in the output directory are the record.
+type progress struct {
+	w        io.Writer
+	maxSteps int
+}
+
+// fixStart is what the first lines of a run show.
+type fixStart struct {
+	RunID, Model, Sandbox, Repo, Head, Out string
+	// Setup and Test are the commands the run uses.
+	Setup []string
+	Test  string
+	// Notes are said before the run starts.
+	Notes []string
+}
+
+func (p *progress) start(s fixStart) {
+	fmt.Fprintf(p.w, "bot fix: run %s\n", s.RunID)
+	fmt.Fprintf(p.w, "  repository  %s at %s\n", safeLine(s.Repo), shortID(s.Head))
+	fmt.Fprintf(p.w, "  model       %s\n", safeLine(s.Model))
+	fmt.Fprintf(p.w, "  sandbox     %s\n", s.Sandbox)
+	for _, c := range s.Setup {
+		fmt.Fprintf(p.w, "  setup       %s\n", safeLine(c))
+	}
+	test := "none"
+	if s.Test != "" {
+		test = safeLine(s.Test)
+	}
+	fmt.Fprintf(p.w, "  test        %s\n", test)
+	fmt.Fprintf(p.w, "  output      %s\n", s.Out)
+	for _, n := range s.Notes {
+		fmt.Fprintf(p.w, "  note        %s\n", safeLine(n))
+	}
+}
+
+func (p *progress) setupStart(cmd string) {
+	fmt.Fprintf(p.w, "setup: %s\n", safeLine(cmd))
+}
+
+func (p *progress) setupDone(exitCode int, timedOut bool, d time.Duration, output string) {
+	switch {
+	case timedOut:
+		fmt.Fprintf(p.w, "setup: timed out after %s; the output ends:\n%s\n", round(d), indent(safeText(lastLines(output, 20))))
+	case exitCode != 0:
+		fmt.Fprintf(p.w, "setup: failed with exit code %d after %s; the output ends:\n%s\n", exitCode, round(d), indent(safeText(lastLines(output, 20))))
+	default:
+		fmt.Fprintf(p.w, "setup: ok in %s\n", round(d))
+	}
+}
+
+// step prints one line per action of the step: its number, the cost so
+// far and the action; a step without actions says why.
+func (p *progress) step(s agent.Step) {
+	head := fmt.Sprintf("step %d", s.Step)
+	if p.maxSteps > 0 {
+		width := len(fmt.Sprint(p.maxSteps))
+		head = fmt.Sprintf("step %*d/%d", width, s.Step, p.maxSteps)
+	}
+	head = fmt.Sprintf("%s  $%.4f  ", head, s.TotalCostUSD)
+	switch {
+	case s.FormatError != "":
+		fmt.Fprintf(p.w, "%sunusable reply, asked again: %s\n", head, safeLine(s.FormatError))
+		return
+	case len(s.Messages) == 0:
+		fmt.Fprintf(p.w, "%sthe model call failed\n", head)
+		return
+	case len(s.Actions) == 0:
+		fmt.Fprintf(p.w, "%sno action\n", head)
+		return
+	}
+	pad := strings.Repeat(" ", len(head))
+	for i, a := range s.Actions {
+		line := safeLine(a.Brief(100))
+		if i < len(s.Observations) && s.Observations[i].Submitted {
+			line += " → submitted"
+		}
+		if i > 0 {
+			head = pad
+		}
+		fmt.Fprintf(p.w, "%s%s\n", head, line)
+	}
+}
+
+// fixSummary is what the last lines of a run show.
+type fixSummary struct {
+	Result         agent.Result
+	Patch          string // path of patch.diff
+	PatchFiles     int
+	PatchSubmitted bool // false: the diff the agent left, not submitted
+	Trajectory     string
+	// Applied says what --apply did; empty without --apply.
+	Applied string
+}
+
+func (p *progress) summary(s fixSummary) {
+	r := s.Result
+	fmt.Fprintf(p.w, "\nrun %s ended: %s\n", r.RunID, r.Status)
+	if r.Reason != "" {
+		fmt.Fprintf(p.w, "  reason      %s\n", safeLine(r.Reason))
+	}
+	if p.maxSteps > 0 {
+		fmt.Fprintf(p.w, "  steps       %d of at most %d\n", r.Steps, p.maxSteps)
+	} else {
+		fmt.Fprintf(p.w, "  steps       %d\n", r.Steps)
+	}
+	fmt.Fprintf(p.w, "  cost        $%.4f (%d tokens in, %d out, %d cached)\n", r.CostUSD,
+		r.Usage.InputTokens+r.Usage.CacheWriteTokens, r.Usage.OutputTokens, r.Usage.CacheReadTokens)
+	fmt.Fprintf(p.w, "  duration    %s\n", round(r.Duration))
+	if r.Summary != "" {
+		fmt.Fprintf(p.w, "  summary     %s\n", strings.TrimPrefix(indentBy(safeText(r.Summary), "              "), "              "))
+	}
+	patch := "empty: nothing changed"
+	if s.PatchFiles > 0 {
+		patch = fmt.Sprintf("%d %s changed", s.PatchFiles, plural(s.PatchFiles, "file", "files"))
+		if !s.PatchSubmitted {
+			patch += ", not submitted"
+		}
+	}
+	fmt.Fprintf(p.w, "  patch       %s (%s)\n", s.Patch, patch)
+	fmt.Fprintf(p.w, "  trajectory  %s\n", s.Trajectory)
+	if s.Applied != "" {
+		fmt.Fprintf(p.w, "  apply       %s\n", safeLine(s.Applied))
+	}
+}
+
+// safeText drops control characters but newlines and tabs, and the
+// bidirectional-text controls that reorder what a terminal shows.
+func safeText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if (unicode.IsControl(r) && r != '\n' && r != '\t') || unicode.Is(unicode.Bidi_Control, r) {
+			return -1
+		}
+		return r
+	}, strings.ReplaceAll(s, "\r\n", "\n"))
+}
+
+// safeLine is safeText on one line.
+func safeLine(s string) string {
+	return strings.Join(strings.Fields(safeText(s)), " ")
+}
+
+func indent(s string) string { return indentBy(s, "  | ") }
+
+func indentBy(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func round(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
