@@ -1,5 +1,9 @@
 # agentfix — the two commands a newcomer needs are `make run` and `make test`.
 GO ?= go
+# pipefail: make test fails when go test does, though its output goes
+# through internal/testprogress.
+SHELL := bash
+.SHELLFLAGS := -o pipefail -c
 STATICCHECK_VERSION := v0.8.2
 # Debian packages the tests use: a throwaway redis-server per test package,
 # bubblewrap for the sandbox, git for repositories and the git HTTP server,
@@ -28,8 +32,12 @@ deps:
 	  fi; \
 	fi
 
+# test shows each package's result as soon as it finishes; the first run
+# compiles everything with the race detector, which takes minutes.
 test: deps
-	$(GO) test -race ./...
+	@echo "go test -race ./... (results appear as packages finish; a first run compiles for several minutes)"
+	$(GO) build -o .testprogress ./internal/testprogress
+	$(GO) test -race -json ./... | ./.testprogress
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go') 2>&1); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -78,6 +78,7 @@ func job(s Scope, id string) Scope { s.Job = id; return s }
 var approx = cmpopts.EquateApprox(0, 1e-6)
 
 func TestReserveEveryScope(t *testing.T) {
+	t.Parallel()
 	limits := Limits{JobUSD: 1, RepoDailyUSD: 2, InstallationDailyUSD: 3}
 	type step struct {
 		scope    Scope
@@ -150,6 +151,7 @@ func TestReserveEveryScope(t *testing.T) {
 }
 
 func TestSpent(t *testing.T) {
+	t.Parallel()
 	c := newClock("2030-05-06T10:00:00Z")
 	b := newBudget(t, client(t, redistest.Start(t)), Limits{JobUSD: 1, RepoDailyUSD: 2, InstallationDailyUSD: 3, RepoDailyTokens: 5000}, c, nil)
 	r1, err := b.Reserve(ctx, widget, Amount{USD: 0.5, Tokens: 1000})
@@ -192,6 +194,7 @@ func TestSpent(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	c := newClock("2030-05-06T19:00:00Z")
 	b := newBudget(t, client(t, redistest.Start(t)), Limits{JobUSD: 3, RepoDailyUSD: 2, InstallationDailyUSD: 10}, c, nil)
 	repo := Scope{Installation: 7, Repo: "acme/widget"}
@@ -251,6 +254,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestTokenBudget(t *testing.T) {
+	t.Parallel()
 	// An unpriced model: every call costs 0 USD, and tokens are counted.
 	c := newClock("2030-05-06T10:00:00Z")
 	b := newBudget(t, client(t, redistest.Start(t)), Limits{JobUSD: 3, RepoDailyUSD: 20, InstallationDailyUSD: 100, JobTokens: 50_000, RepoDailyTokens: 60_000}, c, nil)
@@ -285,6 +289,7 @@ func TestTokenBudget(t *testing.T) {
 }
 
 func TestDayRollover(t *testing.T) {
+	t.Parallel()
 	c := newClock("2030-05-06T23:59:30Z")
 	rdb := client(t, redistest.Start(t))
 	b := newBudget(t, rdb, Limits{RepoDailyUSD: 1, InstallationDailyUSD: 5}, c, nil)
@@ -347,6 +352,7 @@ func TestDayRollover(t *testing.T) {
 }
 
 func TestReservationExpiry(t *testing.T) {
+	t.Parallel()
 	c := newClock("2030-05-06T10:00:00Z")
 	b, err := New(client(t, redistest.Start(t)), Limits{RepoDailyUSD: 1}, Options{Now: c.Now, ReservationTTL: 5 * time.Minute})
 	if err != nil {
@@ -391,6 +397,7 @@ func TestReservationExpiry(t *testing.T) {
 }
 
 func TestSettleAndRelease(t *testing.T) {
+	t.Parallel()
 	c := newClock("2030-05-06T10:00:00Z")
 	reg := prometheus.NewRegistry()
 	b := newBudget(t, client(t, redistest.Start(t)), Limits{JobUSD: 1}, c, reg)
@@ -453,6 +460,7 @@ func TestSettleAndRelease(t *testing.T) {
 }
 
 func TestSettleAfterCancel(t *testing.T) {
+	t.Parallel()
 	b := newBudget(t, client(t, redistest.Start(t)), Limits{JobUSD: 1}, newClock("2030-05-06T10:00:00Z"), nil)
 	r, err := b.Reserve(ctx, widget, Amount{USD: 0.5})
 	if err != nil {
@@ -473,6 +481,7 @@ func TestSettleAfterCancel(t *testing.T) {
 }
 
 func TestSettleRetryChargesOnce(t *testing.T) {
+	t.Parallel()
 	b := newBudget(t, client(t, redistest.Start(t)), Limits{JobUSD: 1}, newClock("2030-05-06T10:00:00Z"), nil)
 	r, err := b.Reserve(ctx, widget, Amount{USD: 0.5})
 	if err != nil {
@@ -499,6 +508,7 @@ func TestSettleRetryChargesOnce(t *testing.T) {
 }
 
 func TestInvalid(t *testing.T) {
+	t.Parallel()
 	rdb := client(t, redistest.Start(t))
 	c := newClock("2030-05-06T10:00:00Z")
 	b := newBudget(t, rdb, Limits{JobUSD: 1}, c, nil)
@@ -538,6 +548,7 @@ func TestInvalid(t *testing.T) {
 }
 
 func TestRedisDown(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { rdb.Close() })
@@ -560,6 +571,7 @@ func TestRedisDown(t *testing.T) {
 }
 
 func TestExceededMessage(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2030, 5, 6, 18, 48, 0, 0, time.UTC)
 	midnight := time.Date(2030, 5, 7, 0, 0, 0, 0, time.UTC)
 	tests := []struct {

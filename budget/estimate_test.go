@@ -7,6 +7,7 @@ import (
 )
 
 func TestCallEstimate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		call Call
@@ -27,6 +28,7 @@ func TestCallEstimate(t *testing.T) {
 }
 
 func TestTextTokens(t *testing.T) {
+	t.Parallel()
 	if got := TextTokens("héllo"); got != 6 {
 		t.Errorf("TextTokens(héllo) = %d, want 6 (bytes)", got)
 	}

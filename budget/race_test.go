@@ -15,6 +15,7 @@ import (
 // model" and settles until it is refused. Whatever the interleaving, no
 // scope is charged beyond its limit, and nothing charged is lost.
 func TestRaceNeverOverspends(t *testing.T) {
+	t.Parallel()
 	const (
 		workersPerBudget = 6
 		estimate         = 70_000 // micro-dollars per call

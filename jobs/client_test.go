@@ -102,6 +102,7 @@ func fix(delivery string) FixIssue {
 }
 
 func TestTaskOptions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	if _, err := e.client.SubmitFix(ctx, fix("d1")); err != nil {
@@ -139,6 +140,7 @@ func TestTaskOptions(t *testing.T) {
 }
 
 func TestSubmitFixConflicts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const id = "fix:octo/repo#3"
 
@@ -247,6 +249,7 @@ func TestSubmitFixConflicts(t *testing.T) {
 }
 
 func TestSubmitRevise(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	p := RevisePR{
@@ -272,6 +275,7 @@ func TestSubmitRevise(t *testing.T) {
 }
 
 func TestSubmitNoticeAndCancelDuplicates(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	n := Notice{DeliveryID: "h1", Installation: 7, Repo: testRepo(), Number: 3, Command: Command{Verb: VerbHelp}, Outcome: OutcomeHelp}
@@ -291,6 +295,7 @@ func TestSubmitNoticeAndCancelDuplicates(t *testing.T) {
 }
 
 func TestSubmitRedisDown(t *testing.T) {
+	t.Parallel()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	defer rdb.Close()
 	c := NewClient(rdb, time.Hour)

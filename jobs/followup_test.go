@@ -19,6 +19,7 @@ func revise(delivery string) RevisePR {
 }
 
 func TestEnqueueRevise(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const id = "revise:octo/repo#9"
 
@@ -68,6 +69,7 @@ func TestEnqueueRevise(t *testing.T) {
 }
 
 func TestSubmitFollowUp(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	f := FollowUp{DeliveryID: "d1", Installation: 7, Repo: testRepo(), Number: 9, After: "d1"}

@@ -9,6 +9,7 @@ import (
 )
 
 func TestTaskIDs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		got  string
@@ -33,6 +34,7 @@ func testRepo() Repo {
 }
 
 func TestConstructorErrors(t *testing.T) {
+	t.Parallel()
 	ok := FixIssue{DeliveryID: "d", Installation: 1, Repo: testRepo(), Number: 1}
 	tests := []struct {
 		name string
@@ -66,6 +68,7 @@ func TestConstructorErrors(t *testing.T) {
 }
 
 func TestDecode(t *testing.T) {
+	t.Parallel()
 	want := FixIssue{
 		V: Version, DeliveryID: "d1", Installation: 5, Repo: testRepo(), Number: 3,
 		Trigger:   Trigger{Kind: TriggerIssueComment, CommentID: 99, URL: "https://github.com/octo/repo/issues/3#issuecomment-99"},

@@ -24,6 +24,7 @@ func toolCall(name string, args map[string]string) agent.ToolCall {
 // TestProgressGolden renders everything bot fix prints for people: the
 // start, setup commands, each kind of step and the summaries.
 func TestProgressGolden(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	p := &progress{w: &b, maxSteps: 75}
 	p.start(fixStart{
@@ -92,6 +93,7 @@ func TestProgressGolden(t *testing.T) {
 }
 
 func TestParseIssue(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, text, title, body string
 	}{

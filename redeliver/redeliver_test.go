@@ -95,6 +95,7 @@ func outcomes(r Result) map[string]Outcome {
 }
 
 func TestSweepRedeliversEachFailedDelivery(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	want := e.history()
 	res, err := e.sweeper(t, e.app).Sweep(context.Background(), e.now.Add(-6*time.Hour))
@@ -139,6 +140,7 @@ func (s *stale) ListHookDeliveries(ctx context.Context, since time.Time) ([]ghap
 }
 
 func TestSweepNeverRedeliversTwice(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	want := e.history()
 	gh := &stale{Deliveries: e.app}
@@ -173,6 +175,7 @@ func (b barrier) ListHookDeliveries(ctx context.Context, since time.Time) ([]gha
 }
 
 func TestSweepersRacing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	want := e.history()
 	const n = 4
@@ -214,6 +217,7 @@ func TestSweepersRacing(t *testing.T) {
 }
 
 func TestSweepRedeliveryFails(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		status    int
@@ -256,6 +260,7 @@ func TestSweepRedeliveryFails(t *testing.T) {
 }
 
 func TestSweepRedisDown(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.history()
 	s := e.sweeper(t, e.app)
@@ -269,6 +274,7 @@ func TestSweepRedisDown(t *testing.T) {
 }
 
 func TestList(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.history()
 	failed, listed, err := List(context.Background(), e.app, e.now.Add(-6*time.Hour))
@@ -288,6 +294,7 @@ func TestList(t *testing.T) {
 }
 
 func TestFailedOf(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	d := func(id int64, guid string, code int, min int) ghapp.HookDelivery {
 		return ghapp.HookDelivery{ID: id, GUID: guid, StatusCode: code, DeliveredAt: at.Add(time.Duration(min) * time.Minute)}

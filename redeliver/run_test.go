@@ -16,6 +16,7 @@ import (
 )
 
 func TestLock(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	const key = "test:lock"
@@ -63,6 +64,7 @@ func TestLock(t *testing.T) {
 // TestLockKeepNoticesTakeover: a holder whose lock was taken over is told
 // to stop.
 func TestLockKeepNoticesTakeover(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -105,6 +107,7 @@ func (c *clock) set(t time.Time) {
 }
 
 func TestRound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	clk := &clock{t: e.now}
 	const every = 5 * time.Minute
@@ -179,6 +182,7 @@ func (b blocking) ListHookDeliveries(ctx context.Context, _ time.Time) ([]ghapp.
 // TestRoundStopsWhenLockLost: a leader whose lock is taken over mid-sweep
 // stops sweeping.
 func TestRoundStopsWhenLockLost(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.add("g-1", 503, 10*time.Minute)
 	e.add("g-ok", 202, time.Minute)
@@ -210,6 +214,7 @@ func TestRoundStopsWhenLockLost(t *testing.T) {
 // TestRunTwoWorkers runs the loop of two workers at once: each failed
 // delivery is redelivered once.
 func TestRunTwoWorkers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a := e.add("g-a", 503, 20*time.Minute)
 	b := e.add("g-b", 0, 10*time.Minute)
@@ -248,6 +253,7 @@ func TestRunTwoWorkers(t *testing.T) {
 }
 
 func TestRunRefusesBadInterval(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if err := e.sweeper(t, e.app).Run(context.Background(), 0); err == nil {
 		t.Error("Run with interval 0 = nil, want an error")
@@ -258,6 +264,7 @@ func TestRunRefusesBadInterval(t *testing.T) {
 // serve` embeds without AGENTFIX_REDIS_URL: its Lua scripts must work there
 // too.
 func TestRoundOnMiniredis(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	mr := miniredis.RunT(t)
 	e.rdb = redis.NewClient(&redis.Options{Addr: mr.Addr()})

@@ -12,6 +12,7 @@ import (
 const linkRunID = "20250102T150405Z-1a2b3c4d"
 
 func TestSignLinkShape(t *testing.T) {
+	t.Parallel()
 	key := LinkKey("webhook secret")
 	exp := t0.Add(336 * time.Hour)
 	tests := []struct {
@@ -46,6 +47,7 @@ func TestSignLinkShape(t *testing.T) {
 }
 
 func TestVerifyLink(t *testing.T) {
+	t.Parallel()
 	key := LinkKey("webhook secret")
 	exp := t0.Add(time.Hour)
 	link, err := SignLink(key, "https://bot.example.com", linkRunID, exp)
@@ -95,6 +97,7 @@ func TestVerifyLink(t *testing.T) {
 }
 
 func TestSignLinkErrors(t *testing.T) {
+	t.Parallel()
 	key := LinkKey("webhook secret")
 	tests := []struct {
 		name, publicURL, runID string
@@ -118,6 +121,7 @@ func TestSignLinkErrors(t *testing.T) {
 }
 
 func TestLinkKey(t *testing.T) {
+	t.Parallel()
 	a, b := LinkKey("secret one"), LinkKey("secret two")
 	if len(a) != 32 {
 		t.Errorf("len(LinkKey) = %d, want 32", len(a))

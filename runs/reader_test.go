@@ -12,6 +12,7 @@ import (
 )
 
 func TestNewReader(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rdb := newRedis(t)
 	c := &clock{now: t0}
@@ -50,6 +51,7 @@ func TestNewReader(t *testing.T) {
 }
 
 func TestNewReaderOptions(t *testing.T) {
+	t.Parallel()
 	rdb := newRedis(t)
 	tests := []struct {
 		name string

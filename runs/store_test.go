@@ -46,6 +46,7 @@ func newStore(t *testing.T, rdb redis.UniversalClient, c *clock, edit ...func(*O
 }
 
 func TestNewID(t *testing.T) {
+	t.Parallel()
 	a := NewID(t0)
 	b := NewID(t0.Add(time.Second))
 	if !ValidID(a) || !strings.HasPrefix(a, "20250102T150405Z-") {
@@ -65,6 +66,7 @@ func TestNewID(t *testing.T) {
 }
 
 func TestRunRecord(t *testing.T) {
+	t.Parallel()
 	rdb := newRedis(t)
 	c := &clock{now: t0}
 	s := newStore(t, rdb, c)
@@ -154,6 +156,7 @@ func TestRunRecord(t *testing.T) {
 }
 
 func TestList(t *testing.T) {
+	t.Parallel()
 	rdb := newRedis(t)
 	c := &clock{now: t0}
 	s := newStore(t, rdb, c, func(o *Options) { o.Retention = 48 * time.Hour })
@@ -203,6 +206,7 @@ func TestList(t *testing.T) {
 }
 
 func TestOpenOnAnotherHost(t *testing.T) {
+	t.Parallel()
 	rdb := newRedis(t)
 	c := &clock{now: t0}
 	ctx := context.Background()
@@ -247,6 +251,7 @@ func TestOpenOnAnotherHost(t *testing.T) {
 }
 
 func TestMirrorBound(t *testing.T) {
+	t.Parallel()
 	rdb := newRedis(t)
 	s := newStore(t, rdb, &clock{now: t0}, func(o *Options) { o.MaxMirrorBytes = 25 })
 	ctx := context.Background()
@@ -273,6 +278,7 @@ func TestMirrorBound(t *testing.T) {
 }
 
 func TestNewValidation(t *testing.T) {
+	t.Parallel()
 	rdb := newRedis(t)
 	for name, o := range map[string]Options{
 		"no dir":       {Redis: rdb, Retention: time.Hour},

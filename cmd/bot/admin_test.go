@@ -49,6 +49,7 @@ func getWith(t *testing.T, url string, header http.Header) (int, string) {
 // /metrics carries asynq's queue metrics for both queues, /admin needs the
 // token, and a signed link shows a run recorded by another process.
 func TestWebhookAdminAndQueueMetrics(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	const secret = "s3cret"
 	environ := []string{"AGENTFIX_APP_ID=42", "AGENTFIX_PRIVATE_KEY_FILE=" + appKey(t), "AGENTFIX_WEBHOOK_SECRET=" + secret, "AGENTFIX_REDIS_URL=" + srv.URL()}
@@ -128,6 +129,7 @@ func TestWebhookAdminAndQueueMetrics(t *testing.T) {
 // then reads that run in the admin views: the run the worker recorded is
 // listed, and its page shows the editor call, the review and the diff.
 func TestServeRunInAdmin(t *testing.T) {
+	t.Parallel()
 	f := ghfake.New(t)
 	f.NewRepo("octo/widget", map[string]string{"calc.go": calcBuggy})
 	f.Install(7, "octo/widget")
@@ -144,11 +146,10 @@ func TestServeRunInAdmin(t *testing.T) {
 		t.Fatalf("delivery = %d, want 202", code)
 	}
 	bearer := http.Header{"Authorization": {"Bearer " + adminToken}}
-	deadline := time.Now().Add(90 * time.Second)
 	var list string
 	for !strings.Contains(list, `">pr_opened</span>`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no finished run in /admin/runs after 90s:\n%s\n%s", list, bot.stderr.String())
+		if pastDeadline(t) {
+			t.Fatalf("no finished run in /admin/runs before the test's deadline:\n%s\n%s", list, bot.stderr.String())
 		}
 		time.Sleep(200 * time.Millisecond)
 		_, list = getWith(t, bot.addr+"/admin/runs", bearer)
@@ -178,6 +179,7 @@ func TestServeRunInAdmin(t *testing.T) {
 // TestWorkerServesAdmin checks that `bot worker`'s listener has the admin
 // views too.
 func TestWorkerServesAdmin(t *testing.T) {
+	t.Parallel()
 	f := ghfake.New(t)
 	srv := redistest.Start(t)
 	bot := start(t, append(botEnv(t, f, newFakeOpenAI(t), srv.URL()), "AGENTFIX_ADMIN_TOKEN="+adminToken), "worker")
@@ -222,6 +224,7 @@ func labeledIssue(t *testing.T, secret, repo, cloneURL string, number int, sende
 // against a Redis that accepts connections and never answers: registering
 // must not connect, so an unreachable Redis cannot hold up startup.
 func TestQueueMetricsReadRedisOnlyOnScrape(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -167,6 +167,7 @@ func readTrajectory(t *testing.T, path string) agent.Trajectory {
 // .github/agent-fix.yml; one sandbox cache directory keeps go test warm
 // across the runs.
 func TestFixSubmitsReplaysAndApplies(t *testing.T) {
+	t.Parallel()
 	repo := newCalcRepo(t, map[string]string{".github/agent-fix.yml": agentFixYML})
 	issue := issueFile(t)
 	cache := filepath.Join(t.TempDir(), "cache")
@@ -236,6 +237,7 @@ func TestFixSubmitsReplaysAndApplies(t *testing.T) {
 // TestFixApplyKeepsUncommittedWork: --apply refuses a checkout with
 // uncommitted changes in a file the patch touches and leaves them alone.
 func TestFixApplyKeepsUncommittedWork(t *testing.T) {
+	t.Parallel()
 	repo := newCalcRepo(t, nil)
 	work := t.TempDir()
 	fake := newFakeOpenAI(t,
@@ -271,6 +273,7 @@ func TestFixApplyKeepsUncommittedWork(t *testing.T) {
 const listInterfaces = `awk 'NR > 2 {print $1}' /proc/net/dev`
 
 func TestFixStepLimit(t *testing.T) {
+	t.Parallel()
 	repo := newCalcRepo(t, map[string]string{".github/agent-fix.yml": "test: exit 3\nsetup: [exit 3]\nmax_steps: 3\n"})
 	fake := newFakeOpenAI(t,
 		fakeCall{tool: "str_replace_editor", args: map[string]string{"command": "str_replace", "path": "calc.go", "old_str": "a - b", "new_str": "a + b"}},
@@ -316,6 +319,7 @@ func TestFixStepLimit(t *testing.T) {
 }
 
 func TestFixUsageErrors(t *testing.T) {
+	t.Parallel()
 	repo := newCalcRepo(t, nil)
 	badConfig := newCalcRepo(t, map[string]string{".github/agent-fix.yml": "tset: go test ./...\n"})
 	issue := issueFile(t)
@@ -365,6 +369,7 @@ func TestFixUsageErrors(t *testing.T) {
 // again with BOT_TEST_PROCESS=1 to run main with the arguments after "--",
 // as the bot binary would.
 func TestBotProcess(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("BOT_TEST_PROCESS") != "1" {
 		t.Skip("runs only as the bot process of TestFixInterrupt")
 	}
@@ -381,6 +386,7 @@ func TestBotProcess(t *testing.T) {
 // thinks: the run ends cancelled, the process exits 1, and the trajectory
 // and the diff the agent left are written.
 func TestFixInterrupt(t *testing.T) {
+	t.Parallel()
 	repo := newCalcRepo(t, nil)
 	work := t.TempDir()
 	started := make(chan *os.Process, 1)

@@ -95,10 +95,26 @@ func startIn(t *testing.T, dir string, environ []string, args ...string) *runnin
 	case err := <-done:
 		done <- err // for stop in the cleanup
 		t.Fatalf("bot %v ended before listening: %v\n%s", args, err, stderr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("bot %v did not listen within 30s\n%s", args, stderr.String())
+	case <-nearDeadline(t):
+		t.Fatalf("bot %v did not listen before the test's deadline\n%s", args, stderr.String())
 	}
 	return nil
+}
+
+// nearDeadline fires a little before go test's deadline would end the
+// test, so a wait can say what it waited for; never without a deadline.
+func nearDeadline(t *testing.T) <-chan time.Time {
+	d, ok := t.Deadline()
+	if !ok {
+		return nil
+	}
+	return time.After(time.Until(d) - 30*time.Second)
+}
+
+// pastDeadline reports whether the test is near go test's deadline.
+func pastDeadline(t *testing.T) bool {
+	d, ok := t.Deadline()
+	return ok && time.Until(d) < 30*time.Second
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -113,6 +129,7 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 func TestServeSetupMode(t *testing.T) {
+	t.Parallel()
 	bot := start(t, nil, "serve")
 	tests := []struct {
 		method, path string
@@ -162,6 +179,7 @@ func appKey(t *testing.T) string {
 }
 
 func TestStartupErrors(t *testing.T) {
+	t.Parallel()
 	key := appKey(t)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -209,6 +227,7 @@ func TestStartupErrors(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	m := &Main{Args: []string{"version"}, Stdout: &out, Stderr: io.Discard}
 	if err := m.Run(context.Background()); err != nil {
@@ -255,6 +274,7 @@ func deliver(t *testing.T, url, id string, body []byte, sig string) int {
 // TestWebhookEnqueuesOnePerTrigger runs `bot webhook` against a real Redis:
 // a label delivery, sent twice, leaves exactly one fix task.
 func TestWebhookEnqueuesOnePerTrigger(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	const secret = "s3cret"
 	bot := start(t, []string{"AGENTFIX_APP_ID=42", "AGENTFIX_PRIVATE_KEY_FILE=" + appKey(t), "AGENTFIX_WEBHOOK_SECRET=" + secret, "AGENTFIX_REDIS_URL=" + srv.URL()}, "webhook")
@@ -281,6 +301,7 @@ func TestWebhookEnqueuesOnePerTrigger(t *testing.T) {
 // TestServeEmbeddedRedis runs `bot serve` with an App but no Redis URL: the
 // in-process Redis takes the tasks.
 func TestServeEmbeddedRedis(t *testing.T) {
+	t.Parallel()
 	const secret = "s3cret"
 	bot := start(t, []string{"AGENTFIX_APP_ID=42", "AGENTFIX_PRIVATE_KEY_FILE=" + appKey(t), "AGENTFIX_WEBHOOK_SECRET=" + secret,
 		"AGENTFIX_MODEL=openai/gpt-5", "OPENAI_API_KEY=test-key", "AGENTFIX_DATA_DIR=" + t.TempDir()}, "serve")
@@ -300,6 +321,7 @@ func TestServeEmbeddedRedis(t *testing.T) {
 // TestVersionStamped checks the version a release build stamps with
 // -ldflags "-X main.version=… -X main.revision=…" (the Dockerfile does).
 func TestVersionStamped(t *testing.T) {
+	t.Parallel()
 	defer func(v, r string) { version, revision = v, r }(version, revision)
 	version, revision = "v1.2.3", "0123456789abcdef0123"
 	got := versionString()

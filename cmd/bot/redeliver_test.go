@@ -62,6 +62,7 @@ func (e *redeliverEnv) run(t *testing.T, args ...string) (string, error) {
 }
 
 func TestRedeliverCommand(t *testing.T) {
+	t.Parallel()
 	e := newRedeliverEnv(t)
 	// GitHub refuses one redelivery (as for a delivery too old).
 	e.f.FailNext("POST", "/app/hook/deliveries/*/attempts", 422, nil)
@@ -102,6 +103,7 @@ func TestRedeliverCommand(t *testing.T) {
 }
 
 func TestRedeliverCommandErrors(t *testing.T) {
+	t.Parallel()
 	e := newRedeliverEnv(t)
 	tests := []struct {
 		name    string

@@ -21,6 +21,7 @@ import (
 // against a fake GitHub, then runs Main again in the same working
 // directory: it loads .env, is no longer in setup mode, and /setup is gone.
 func TestSetupThenRestart(t *testing.T) {
+	t.Parallel()
 	f := ghfake.New(t)
 	dir := t.TempDir()
 	environ := []string{"AGENTFIX_GITHUB_API_URL=" + f.APIURL(), "AGENTFIX_GITHUB_WEB_URL=" + f.URL() + "/"}

@@ -46,6 +46,7 @@ func jsonNumber(n int64) string {
 }
 
 func TestWorkerCommand(t *testing.T) {
+	t.Parallel()
 	f := ghfake.New(t)
 	ai := newFakeOpenAI(t)
 	srv := redistest.Start(t)
@@ -70,6 +71,7 @@ func TestWorkerCommand(t *testing.T) {
 }
 
 func TestWorkerStartupErrors(t *testing.T) {
+	t.Parallel()
 	f := ghfake.New(t)
 	ai := newFakeOpenAI(t)
 	base := botEnv(t, f, ai, "redis://127.0.0.1:1/0")
@@ -113,6 +115,7 @@ func TestWorkerStartupErrors(t *testing.T) {
 // in one process, on the in-process Redis — and turns a signed label
 // delivery into one pull request on the fake GitHub.
 func TestServeLabelToPullRequest(t *testing.T) {
+	t.Parallel()
 	f := ghfake.New(t)
 	f.NewRepo("octo/widget", map[string]string{"calc.go": calcBuggy})
 	f.Install(7, "octo/widget")
@@ -147,10 +150,9 @@ func TestServeLabelToPullRequest(t *testing.T) {
 	if code := deliver(t, bot.addr, "d-serve", body, "sha256="+hex.EncodeToString(mac.Sum(nil))); code != http.StatusAccepted {
 		t.Fatalf("delivery = %d, want 202", code)
 	}
-	deadline := time.Now().Add(90 * time.Second)
 	for len(f.PRs("octo/widget")) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no pull request after 90s\n%s", bot.stderr.String())
+		if pastDeadline(t) {
+			t.Fatalf("no pull request before the test's deadline\n%s", bot.stderr.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -165,7 +167,7 @@ func TestServeLabelToPullRequest(t *testing.T) {
 		t.Fatalf("PR body lacks the signed run link:\n%s", pr.Body)
 	}
 	code, page := get(t, bot.addr+link[1])
-	for (code != http.StatusOK || !strings.Contains(page, "Add adds.")) && time.Now().Before(deadline) {
+	for (code != http.StatusOK || !strings.Contains(page, "Add adds.")) && !pastDeadline(t) {
 		time.Sleep(100 * time.Millisecond)
 		code, page = get(t, bot.addr+link[1])
 	}
@@ -192,6 +194,7 @@ func TestServeLabelToPullRequest(t *testing.T) {
 // redelivery sweep: a delivery GitHub failed to make, followed by one that
 // succeeded (so the outage is over), is redelivered once.
 func TestWorkerSweepsFailedDeliveries(t *testing.T) {
+	t.Parallel()
 	f := ghfake.New(t)
 	ai := newFakeOpenAI(t)
 	srv := redistest.Start(t)
@@ -201,8 +204,7 @@ func TestWorkerSweepsFailedDeliveries(t *testing.T) {
 	f.AddDelivery(ghfake.Delivery{GUID: "guid-ok", Event: "issues", Action: "labeled",
 		Status: "OK", StatusCode: 202, DeliveredAt: now.Add(-time.Minute)})
 	bot := start(t, botEnv(t, f, ai, srv.URL()), "worker")
-	deadline := time.Now().Add(20 * time.Second)
-	for len(f.Redeliveries()) == 0 && time.Now().Before(deadline) {
+	for len(f.Redeliveries()) == 0 && !pastDeadline(t) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if err := bot.stop(); err != nil {

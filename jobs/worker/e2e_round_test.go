@@ -13,6 +13,7 @@ import (
 // answers in its threads; help is answered to a reader; a stop on the issue
 // ends the round running on its pull request.
 func TestLabelReviewRoundStopHelp(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.f.SetPermission(hRepo, "bob", "write")
 	h.f.SetPermission(hRepo, "dave", "read")

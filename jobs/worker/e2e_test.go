@@ -21,6 +21,7 @@ import (
 // a real bwrap sandbox → a real push to the git HTTP server → one pull
 // request on the fake GitHub.
 func TestLabelToPullRequest(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	scanned := 0
 	script := fixScript(h.markers)

@@ -173,6 +173,9 @@ func (h *harness) options(reg *prometheus.Registry, edit ...func(*Options)) Opti
 		ShutdownTimeout: 300 * time.Millisecond, GitHubTimeout: time.Minute,
 		RetryDelay: func(int, error) time.Duration { return 100 * time.Millisecond },
 		Poll:       20 * time.Millisecond,
+		// asynq looks for new and due tasks this often: short, so tests
+		// wait for work, not for the poll.
+		TaskCheckInterval: 20 * time.Millisecond, DelayedTaskCheckInterval: 50 * time.Millisecond,
 	}
 	for _, e := range edit {
 		e(&o)
@@ -326,17 +329,29 @@ func (h *harness) commentOn(number int, prAuthor, sender, body string) string {
 	return h.deliver("issue_comment", p)
 }
 
-// waitFor polls cond until it holds, failing the test after a minute and a
-// half.
+// waitFor polls cond until it holds. It has no timeout of its own: on a
+// loaded machine a job takes what it takes. It fails the test, saying what
+// it waited for, a little before go test's own deadline would end it.
 func (h *harness) waitFor(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
+	deadline, ok := h.t.Deadline()
+	deadline = deadline.Add(-30 * time.Second)
 	for !cond() {
-		if time.Now().After(deadline) {
+		if ok && time.Now().After(deadline) {
 			h.t.Fatalf("timed out waiting for %s\nlogs:\n%s", what, tail(h.logs.String(), 6000))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// nearDeadline fires a little before go test's deadline would end the
+// test, so a wait can say what it waited for; never without a deadline.
+func nearDeadline(t *testing.T) <-chan time.Time {
+	d, ok := t.Deadline()
+	if !ok {
+		return nil
+	}
+	return time.After(time.Until(d) - 30*time.Second)
 }
 
 func tail(s string, n int) string {

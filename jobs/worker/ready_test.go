@@ -74,6 +74,7 @@ func finishRound() []turn {
 // replaces the body's incomplete notice with a note that keeps its reason,
 // and its reply says so.
 func TestRoundCompletesAnIncompleteDraft(t *testing.T) {
+	t.Parallel()
 	for _, drafts := range []bool{true, false} {
 		t.Run(fmt.Sprintf("drafts %v", drafts), func(t *testing.T) {
 			h := newHarness(t)
@@ -133,6 +134,7 @@ func TestRoundCompletesAnIncompleteDraft(t *testing.T) {
 // or a draft the bot did not make leaves the draft and its body as they
 // are.
 func TestRoundKeepsTheDraft(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		config string // .github/agent-fix.yml, if any
@@ -189,6 +191,7 @@ func TestRoundKeepsTheDraft(t *testing.T) {
 // incomplete pull request someone already marked ready; the body's notice
 // gives way to the note, and the reply claims no marking.
 func TestRoundCompletesADraftMadeReady(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.f.Commit(hRepo, "agent-fix/issue-1", map[string]string{"calc.go": fixedCalc}, "Fix #1: Add subtracts")
 	n := h.f.AddPR(hRepo, ghfake.PR{Title: "Fix #1: Add subtracts", Head: "agent-fix/issue-1", Author: h.f.BotLogin(), Body: h.incompleteBody()})
@@ -214,6 +217,7 @@ func TestRoundCompletesADraftMadeReady(t *testing.T) {
 // the round still ends well, and its reply says why the pull request is
 // still a draft.
 func TestRoundCannotMarkReady(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	n := h.incompletePR(true)
 	before := h.pr(n)
@@ -249,6 +253,7 @@ func TestRoundCannotMarkReady(t *testing.T) {
 // the agent does not run again, GitHub is not asked twice, and the reply
 // still says the pull request was marked ready.
 func TestRoundMarkedReadyThenRetried(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	n := h.incompletePR(true)
 	script := finishRound()

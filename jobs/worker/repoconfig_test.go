@@ -49,6 +49,7 @@ func (m *fakeModel) lastMessages() []string {
 func (h *harness) finals() []ghfake.Comment { return h.commentsWith(h.issue, "agentfix:final") }
 
 func TestRepoTestCommand(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		test       string
@@ -122,6 +123,7 @@ func TestRepoTestCommand(t *testing.T) {
 func yamlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 func TestInvalidRepoConfig(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.configure("main", "test: make test\nmax_steps: many\ncolour: blue\n")
 	h.startWorker()
@@ -149,6 +151,7 @@ func TestInvalidRepoConfig(t *testing.T) {
 }
 
 func TestRepoConfigOnAnotherBranch(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.configure("feature", "test: exit 1\ndraft: true\nnot_a_key: x\n")
 	h.model.add(fixCalc(), submit("Fixed Add."), submit(""))
@@ -165,6 +168,7 @@ func TestRepoConfigOnAnotherBranch(t *testing.T) {
 }
 
 func TestSetupCommands(t *testing.T) {
+	t.Parallel()
 	t.Run("network on, then off for the agent", func(t *testing.T) {
 		var hits atomic.Int32
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -217,6 +221,7 @@ func TestSetupCommands(t *testing.T) {
 }
 
 func TestRepoLimitsLowerTheOperators(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t) // the operator's limits: 20 steps, $1, 5m
 	h.configure("main", "max_steps: 2\nmax_cost_usd: 100\n")
 	h.model.add(bash("ls"), bash("cat calc.go"))
@@ -236,6 +241,7 @@ func TestRepoLimitsLowerTheOperators(t *testing.T) {
 }
 
 func TestAllowedUsersAndTeams(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		yml    string
@@ -278,6 +284,7 @@ func TestAllowedUsersAndTeams(t *testing.T) {
 }
 
 func TestLoadRepoConfigSources(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		setup func(h *harness)
@@ -350,6 +357,7 @@ func TestLoadRepoConfigSources(t *testing.T) {
 }
 
 func TestHelpShowsTheRepositorysLimits(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.configure("main", "max_steps: 5\nmax_cost_usd: 100\nallowed_users: [bob]\nallowed_teams: [octo/maintainers]\n")
 	b, err := budget.New(h.rdb, budget.LimitsFrom(h.cfg), budget.Options{})

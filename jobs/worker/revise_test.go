@@ -24,6 +24,7 @@ func edit(path, old, new string) turn {
 // access), one new commit on the branch, one reply in each thread, one
 // reply on the pull request, and check runs on the old and new heads.
 func TestReviewRound(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.f.SetPermission(hRepo, "mallory", "read")
 	pr := h.botPR()
@@ -139,6 +140,7 @@ func TestReviewRound(t *testing.T) {
 // TestInlineCommentAlone: an inline review comment carrying the command
 // starts a round that sees it and answers in its thread.
 func TestInlineCommentAlone(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	pr := h.botPR()
 	h.model.add(edit("calc.go", "return a + b", "return b + a"), submit("Swapped the operands as asked."), submit(""))
@@ -166,6 +168,7 @@ func TestInlineCommentAlone(t *testing.T) {
 // TestRoundUsesTheRepositorysModel: a round runs on the model the
 // repository's configuration names, and its check run says so.
 func TestRoundUsesTheRepositorysModel(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	pr := h.botPR()
 	h.configure("main", "model: "+hRepoModel+"\n")
@@ -191,6 +194,7 @@ func TestRoundUsesTheRepositorysModel(t *testing.T) {
 // told so); when the round ends, one follow-up round answers it, after the
 // first, on top of its commit.
 func TestFollowUpRound(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.cfg.AgentConcurrency = 2 // one round per PR holds by the task id, not by the slots
 	h.f.SetPermission(hRepo, "bob", "write")
@@ -247,6 +251,7 @@ func TestFollowUpRound(t *testing.T) {
 // by a maintainer ends the round cancelled, with no sandbox process left,
 // and a final reply naming who stopped it.
 func TestStopRound(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.f.SetPermission(hRepo, "bob", "maintain")
 	h.f.SetPermission(hRepo, "dave", "read")
@@ -298,6 +303,7 @@ func TestStopRound(t *testing.T) {
 // TestAnotherBotsPR: a command on a pull request another App's bot opened
 // gets one reply and no round.
 func TestAnotherBotsPR(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.f.Commit(hRepo, "renovate/deps", map[string]string{"go.mod": "module x\n"}, "Update deps")
 	pr := h.f.AddPR(hRepo, ghfake.PR{Title: "Update deps", Head: "renovate/deps", Author: "renovate[bot]"})
@@ -320,6 +326,7 @@ func TestAnotherBotsPR(t *testing.T) {
 // round's handler counted the kept commands sees the round-end marker and
 // starts the follow-up round itself.
 func TestKeptAfterTheRoundEnded(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	pr := h.botPR()
 	h.model.add(edit("README.md", "# widget", "# widget\n\nAdd adds."), submit("Documented Add."), submit(""))
@@ -353,6 +360,7 @@ func TestKeptAfterTheRoundEnded(t *testing.T) {
 // runs on its pull request is kept for the next round there, and the
 // issue's status comment says so.
 func TestIssueTriggerWhileARoundRuns(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.cfg.AgentConcurrency = 2 // a slot for the issue's fix job while the round holds the other
 	pr := h.botPR()

@@ -12,6 +12,7 @@ import (
 )
 
 func TestIssueOf(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		pr   ghapp.PullRequest
@@ -33,6 +34,7 @@ func TestIssueOf(t *testing.T) {
 }
 
 func TestRoundInstructions(t *testing.T) {
+	t.Parallel()
 	p := jobs.RevisePR{Instructions: "rename it"}
 	if got := roundInstructions(p); got != "rename it" {
 		t.Errorf("single round instructions = %q", got)
@@ -50,6 +52,7 @@ func TestRoundInstructions(t *testing.T) {
 }
 
 func TestThreadsAndFiles(t *testing.T) {
+	t.Parallel()
 	all := []ghapp.ReviewComment{
 		{ID: 1, ReviewID: 10, Author: "alice", Path: "a.go"},
 		{ID: 2, ReviewID: 11, Author: "bob", Path: "b.go"},

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/agentfix/agentfix/ghapp/ghfake"
+	"github.com/agentfix/agentfix/jobs"
 	"github.com/agentfix/agentfix/jobs/worker/outcome"
+	"github.com/hibiken/asynq"
 )
 
 // gitCalls counts the requests the fake's git server got.
@@ -31,12 +33,13 @@ func await(t *testing.T, ch <-chan struct{}, what string) {
 	t.Helper()
 	select {
 	case <-ch:
-	case <-time.After(90 * time.Second):
+	case <-nearDeadline(t):
 		t.Fatalf("timed out waiting for %s", what)
 	}
 }
 
 func TestRequesterWithoutWriteAccess(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.f.SetPermission(hRepo, "mallory", "read")
 	h.startWorker()
@@ -62,6 +65,7 @@ func TestRequesterWithoutWriteAccess(t *testing.T) {
 }
 
 func TestSameIssueTwiceThenAgain(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	release := make(chan struct{})
 	reached := make(chan struct{})
@@ -124,6 +128,7 @@ func TestSameIssueTwiceThenAgain(t *testing.T) {
 }
 
 func TestShutdownMidJobThenRetry(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	reached := make(chan struct{})
 	h.model.add(bash("ls"), turn{before: func() { close(reached) }, block: make(chan struct{})})
@@ -159,6 +164,7 @@ func TestShutdownMidJobThenRetry(t *testing.T) {
 // up; a new worker's retry publishes the saved result without running the
 // agent again, and finds its branch, status comment and pull request.
 func TestGitHubFailuresAfterTheAgent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	script := fixScript(h.markers)
 	script[4].before = func() {
@@ -168,7 +174,9 @@ func TestGitHubFailuresAfterTheAgent(t *testing.T) {
 		}
 	}
 	h.model.add(script...)
-	_, stop := h.startWorker()
+	// The retry waits until the test lets it run, so the test sees the
+	// task between its attempts however fast asynq looks for due tasks.
+	_, stop := h.startWorker(func(o *Options) { o.RetryDelay = func(int, error) time.Duration { return time.Hour } })
 	h.label(hRequester)
 	// The first attempt fails after opening the pull request; its worker
 	// goes away and a new one takes the retry.
@@ -177,6 +185,9 @@ func TestGitHubFailuresAfterTheAgent(t *testing.T) {
 		t.Fatalf("pull requests after the first attempt = %d, want 1", len(h.prs()))
 	}
 	stop()
+	if err := asynq.NewInspectorFromRedisClient(h.rdb).RunTask(jobs.QueueAgent, jobs.FixTaskID(hRepo, h.issue)); err != nil {
+		t.Fatal(err)
+	}
 	h.startWorker()
 	h.waitFor("the final comment after the retry", func() bool {
 		return len(h.commentsWith(h.issue, "agentfix:final")) == 1 && h.taskState() == "completed"
@@ -203,6 +214,7 @@ func TestGitHubFailuresAfterTheAgent(t *testing.T) {
 }
 
 func TestRateLimitedComment(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.f.FailNext(http.MethodPost, "/repos/*/*/issues/*/comments", http.StatusTooManyRequests, http.Header{"Retry-After": {"7"}})
 	h.model.add(fixScript(h.markers)...)
@@ -247,6 +259,7 @@ func stopMidRun(t *testing.T, h *harness, stop func()) {
 }
 
 func TestIssueClosedMidRun(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	stopMidRun(t, h, h.closeIssue)
 	status := h.commentsWith(h.issue, "agentfix:status")
@@ -259,6 +272,7 @@ func TestIssueClosedMidRun(t *testing.T) {
 }
 
 func TestStopCommand(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.f.SetPermission(hRepo, "bob", "maintain")
 	stopMidRun(t, h, func() { h.comment("bob", "/agent-fix stop") })
@@ -273,6 +287,7 @@ func TestStopCommand(t *testing.T) {
 }
 
 func TestInstallationDeletedMidRun(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	stopMidRun(t, h, func() {
 		raw, err := os.ReadFile(filepath.Join("testdata", "webhooks", "installation.deleted.json"))
@@ -289,6 +304,7 @@ func TestInstallationDeletedMidRun(t *testing.T) {
 }
 
 func TestIncompleteRunOpensDraft(t *testing.T) {
+	t.Parallel()
 	for _, drafts := range []bool{true, false} {
 		t.Run(fmt.Sprintf("drafts %v", drafts), func(t *testing.T) {
 			h := newHarness(t)
@@ -326,6 +342,7 @@ func TestIncompleteRunOpensDraft(t *testing.T) {
 }
 
 func TestNoPullRequest(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		setup  func(h *harness)
@@ -393,6 +410,7 @@ func TestNoPullRequest(t *testing.T) {
 // attempt of the job; after the last one the status comment and a final
 // comment say so instead of showing a phase forever.
 func TestGivesUpAfterTheLastAttempt(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for range 9 { // 3 calls of 3 attempts each
 		h.f.FailNext(http.MethodGet, "/repos/*/*", http.StatusInternalServerError, nil)
@@ -417,6 +435,7 @@ func TestGivesUpAfterTheLastAttempt(t *testing.T) {
 }
 
 func TestInteractiveReplies(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.f.SetPermission(hRepo, "dave", "read")
 	h.f.Commit(hRepo, "feature", map[string]string{"x.txt": "x\n"}, "a person's change")
@@ -450,6 +469,7 @@ func TestInteractiveReplies(t *testing.T) {
 // TestStopWhileWaiting stops a job that waits for an agent slot: it is
 // removed before it starts, and its status comment says who stopped it.
 func TestStopWhileWaiting(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.cfg.AgentConcurrency = 1
 	first := h.issue

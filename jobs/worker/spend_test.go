@@ -53,6 +53,7 @@ func (h *harness) spend(t *testing.T) (charged, recorded float64) {
 }
 
 func TestDailyBudgetReached(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	earlier, err := budget.New(h.rdb, budget.LimitsFrom(h.cfg), budget.Options{})
 	if err != nil {
@@ -86,6 +87,7 @@ func TestDailyBudgetReached(t *testing.T) {
 }
 
 func TestJobBudgetStopsTheRun(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.cfg.MaxCostUSD = 0.5 // the job's budget: four calls of $0.10, and no fifth reservation of $0.15
 	h.model.add(fixCalc(), bash("ls"), bash("ls"), bash("ls"))
@@ -116,6 +118,7 @@ func TestJobBudgetStopsTheRun(t *testing.T) {
 // issue of one repository at the same time, until the repository's daily
 // budget stops them: together they never spend more than it.
 func TestBudgetRace(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.cfg.RepoDailyUSD, h.cfg.MaxCostUSD = 1, 5
 	for range 40 {

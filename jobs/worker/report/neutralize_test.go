@@ -3,6 +3,7 @@ package report
 import "testing"
 
 func TestNeutralize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in, want string
 	}{

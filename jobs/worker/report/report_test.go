@@ -80,6 +80,7 @@ func mustTexts(t *testing.T) *Texts {
 }
 
 func TestStatusGolden(t *testing.T) {
+	t.Parallel()
 	x := mustTexts(t)
 	base := Status{Marker: ghapp.Marker("status fix:octo/widget#12:d-1"), Requester: "alice",
 		Branch: "agent-fix/issue-12", MaxSteps: 75, MaxCostUSD: 3, RunID: "20250102T150405Z-1a2b3c4d"}
@@ -123,6 +124,7 @@ func TestStatusGolden(t *testing.T) {
 }
 
 func TestFinalGolden(t *testing.T) {
+	t.Parallel()
 	x := mustTexts(t)
 	base := Final{Marker: ghapp.Marker("final fix:octo/widget#12:d-1"), Requester: "alice", Command: "/agent-fix",
 		RunID: "20250102T150405Z-1a2b3c4d", Steps: 9, CostUSD: 0.42, Duration: 192 * time.Second, Model: "openai/gpt-5",
@@ -166,6 +168,7 @@ func TestFinalGolden(t *testing.T) {
 }
 
 func TestPRBodyGolden(t *testing.T) {
+	t.Parallel()
 	x := mustTexts(t)
 	base := PRBody{Issue: 12, Summary: hostileSummary, ReviewRounds: 1, Requester: "alice", Model: "openai/gpt-5",
 		Steps: 9, CostUSD: 0.42, Duration: 192 * time.Second, RunID: "20250102T150405Z-1a2b3c4d", Command: "/agent-fix"}
@@ -186,6 +189,7 @@ func TestPRBodyGolden(t *testing.T) {
 }
 
 func TestPRBodyCap(t *testing.T) {
+	t.Parallel()
 	x := mustTexts(t)
 	tests := []struct {
 		name    string
@@ -216,6 +220,7 @@ func TestPRBodyCap(t *testing.T) {
 }
 
 func TestRepliesGolden(t *testing.T) {
+	t.Parallel()
 	x := mustTexts(t)
 	base := Reply{Marker: ghapp.Marker("reply d-1"), Requester: "mallory", Label: "agent-fix", Command: "/agent-fix",
 		Limits: []string{Limits(75, 3, 45*time.Minute)}}
@@ -250,6 +255,7 @@ func TestRepliesGolden(t *testing.T) {
 }
 
 func TestCheckRunGolden(t *testing.T) {
+	t.Parallel()
 	x := mustTexts(t)
 	check := Check{Issue: 12, Requester: "alice", Model: "openai/gpt-5", Steps: 9, CostUSD: 0.42,
 		Duration: 192 * time.Second, RunID: "20250102T150405Z-1a2b3c4d"}
@@ -262,6 +268,7 @@ func TestCheckRunGolden(t *testing.T) {
 }
 
 func TestTemplatesRefuseMissingFields(t *testing.T) {
+	t.Parallel()
 	x := mustTexts(t)
 	if _, err := x.render(tmplFinal, map[string]any{"Marker": "m"}); err == nil {
 		t.Errorf("rendering with missing fields succeeded, want an error (missingkey=error)")
@@ -269,6 +276,7 @@ func TestTemplatesRefuseMissingFields(t *testing.T) {
 }
 
 func TestHelpers(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, got, want string }{
 		{"code plain", Code("go test ./..."), "`go test ./...`"},
 		{"code with backtick", Code("echo `date`"), "`` echo `date` ``"},
@@ -290,6 +298,7 @@ func TestHelpers(t *testing.T) {
 }
 
 func TestRoundGolden(t *testing.T) {
+	t.Parallel()
 	x := mustTexts(t)
 	base := Final{
 		Marker: ghapp.Marker("final revise:octo/widget#2:d-3"), Requester: "alice", Command: "/agent-fix",
@@ -372,6 +381,7 @@ func TestRoundGolden(t *testing.T) {
 // notice the body opened with (as pr_body.md.tmpl renders it) and keeps
 // the rest.
 func TestPRCompletedGolden(t *testing.T) {
+	t.Parallel()
 	x := mustTexts(t)
 	opened := PRBody{Issue: 12, Summary: "Fixed the parser.", ReviewRounds: 1, Requester: "alice", Model: "openai/gpt-5",
 		Steps: 9, CostUSD: 0.42, Duration: 192 * time.Second, RunID: "20250102T150405Z-1a2b3c4d", Command: "/agent-fix", TestCommand: "make test"}
@@ -428,6 +438,7 @@ func TestPRCompletedGolden(t *testing.T) {
 }
 
 func TestCutDraftMark(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		title, want string
 		marked      bool
@@ -449,6 +460,7 @@ func TestCutDraftMark(t *testing.T) {
 }
 
 func TestGitHubTrouble(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		err  error
@@ -487,6 +499,7 @@ func (e *editRecorder) EditComment(_ context.Context, _ ghapp.Repo, _ int64, bod
 // TestStatusCommentPace: a phase change is shown at once, progress within a
 // phase at most every interval, and an unchanged body never.
 func TestStatusCommentPace(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	gh := &editRecorder{}
 	s := NewStatusComment(gh, ghapp.Repo{Owner: "octo", Name: "widget"}, 5, mustTexts(t),
@@ -530,6 +543,7 @@ func TestStatusCommentPace(t *testing.T) {
 }
 
 func TestCheckConclusion(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		o          outcome.Outcome

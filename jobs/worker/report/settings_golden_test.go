@@ -14,6 +14,7 @@ import (
 // configuration, its test command and its budgets: pull request bodies,
 // status and final comments, replies.
 func TestRepoSettingsGolden(t *testing.T) {
+	t.Parallel()
 	x := mustTexts(t)
 	var b strings.Builder
 	section := func(name, tmpl string, data any) {

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestShow(t *testing.T) {
+	t.Parallel()
+	in := strings.Join([]string{
+		`{"Action":"start","Package":"example/b"}`,
+		`{"Action":"run","Package":"example/b","Test":"TestSlow"}`,
+		`{"Action":"start","Package":"example/a"}`,
+		`{"Action":"output","Package":"example/a","Test":"TestOK","Output":"=== RUN   TestOK\n"}`,
+		`{"Action":"pass","Package":"example/a","Test":"TestOK","Elapsed":0.1}`,
+		`{"Action":"pass","Package":"example/a","Elapsed":0.2}`,
+		`{"Action":"output","Package":"example/b","Test":"TestSlow","Output":"=== RUN   TestSlow\n"}`,
+		`{"Action":"output","Package":"example/b","Test":"TestSlow/sub","Output":"    x_test.go:3: got 1, want 2\n"}`,
+		`{"Action":"fail","Package":"example/b","Test":"TestSlow/sub","Elapsed":1}`,
+		`{"Action":"fail","Package":"example/b","Test":"TestSlow","Elapsed":1}`,
+		`{"Action":"output","Package":"example/b","Output":"FAIL\n"}`,
+		`{"Action":"fail","Package":"example/b","Elapsed":3}`,
+		`{"ImportPath":"example/c","Action":"build-output","Output":"c.go:1: syntax error\n"}`,
+		`{"ImportPath":"example/c","Action":"build-fail"}`,
+		`{"Action":"skip","Package":"example/d"}`,
+		`go: downloading example.com/m v1.0.0`,
+	}, "\n")
+	var b strings.Builder
+	s, err := show(strings.NewReader(in), &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `ok   example/a 0.2s
+FAIL example/b 3.0s
+        x_test.go:3: got 1, want 2
+    FAIL
+FAIL example/c [build failed]
+c.go:1: syntax error
+-    example/d (no test files)
+go: downloading example.com/m v1.0.0
+
+1 packages passed, 2 failed, 1 without tests
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	if s.failed != 2 {
+		t.Errorf("failed = %d, want 2 (a test and a build)", s.failed)
+	}
+}
