@@ -11,7 +11,11 @@ import (
 
 // App is the operator's configuration of one bot process. The yaml tag is the
 // YAML key; the environment variable is AGENTFIX_<KEY> unless an env tag names
-// it; fields tagged secret may not appear in YAML.
+// it; fields tagged secret:"true" may not appear in YAML and are redacted in
+// logs, fields tagged secret:"password" are URLs whose password is. A new
+// setting is a field here (its type one of valueKinds), its default in
+// Defaults and its checks in Validate; loading, messages and logs follow
+// from the field.
 type App struct {
 	// ListenAddr is the HTTP address of serve, webhook and worker.
 	ListenAddr string `yaml:"listen_addr"`
@@ -35,7 +39,7 @@ type App struct {
 	// RedisURL is a redis://, rediss:// or redis-sentinel:// URL; empty makes
 	// serve embed an in-process Redis and makes webhook and worker refuse to
 	// start.
-	RedisURL string `yaml:"redis_url"`
+	RedisURL string `yaml:"redis_url" secret:"password"`
 	// DataDir holds the repository cache, working copies and run records; it
 	// is made absolute against the working directory.
 	DataDir string `yaml:"data_dir"`
@@ -98,6 +102,9 @@ type App struct {
 
 	// warnings are problems that do not stop startup.
 	warnings []string
+	// origins says where the values that did not come from the defaults or
+	// the process environment came from, by field name, for Validate.
+	origins map[string]origin
 }
 
 // Price is what a model costs, in USD per million tokens.
@@ -164,10 +171,12 @@ func (a *App) LogValue() slog.Value {
 	var attrs []slog.Attr
 	for _, f := range fields(a) {
 		v := f.value.Interface()
-		if f.secret && !f.value.IsZero() {
+		switch {
+		case f.secret && !f.value.IsZero():
 			v = "[redacted]"
-		}
-		if f.value.Kind() == reflect.Map {
+		case f.urlPassword && hasPassword(f.value.String()):
+			v = redactPassword(f.value.String())
+		case f.value.Kind() == reflect.Map:
 			v = f.value.Len()
 		}
 		attrs = append(attrs, slog.Any(f.key, v))
@@ -175,17 +184,31 @@ func (a *App) LogValue() slog.Value {
 	return slog.GroupValue(attrs...)
 }
 
-// field is one setting of App as the loader sees it.
+// field is one setting of App (or a key of a mapping in it, such as a
+// Price) as the loader sees it.
 type field struct {
-	key    string // YAML key
-	env    string // environment variable
-	secret bool
-	value  reflect.Value // settable
+	key         string        // YAML key
+	env         string        // environment variable
+	secret      bool          // may not be in YAML; redacted in logs
+	urlPassword bool          // a URL whose password may not be in YAML; redacted in logs
+	value       reflect.Value // settable
+}
+
+// name is what messages call the setting: its variable, or its YAML key
+// when it is YAML only.
+func (f field) name() string {
+	if valueKinds[f.value.Type()].parse == nil {
+		return f.key
+	}
+	return f.env
 }
 
 // fields lists the settings of a, in declaration order.
-func fields(a *App) []field {
-	v := reflect.ValueOf(a).Elem()
+func fields(a *App) []field { return structFields(reflect.ValueOf(a).Elem()) }
+
+// structFields lists the fields of the struct v that have a yaml tag, in
+// declaration order.
+func structFields(v reflect.Value) []field {
 	t := v.Type()
 	var out []field
 	for i := range t.NumField() {
@@ -198,7 +221,11 @@ func fields(a *App) []field {
 		if env == "" {
 			env = EnvPrefix + strings.ToUpper(key)
 		}
-		out = append(out, field{key: key, env: env, secret: sf.Tag.Get("secret") == "true", value: v.Field(i)})
+		out = append(out, field{
+			key: key, env: env, value: v.Field(i),
+			secret:      sf.Tag.Get("secret") == "true",
+			urlPassword: sf.Tag.Get("secret") == "password",
+		})
 	}
 	return out
 }

@@ -1,20 +1,14 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"time"
-
-	"github.com/joho/godotenv"
-	"go.yaml.in/yaml/v3"
 )
 
 // EnvPrefix starts the name of every environment variable of the bot.
@@ -30,131 +24,147 @@ const DotEnvFile = ".env"
 // (none when empty), the .env file in workDir and environ (KEY=value strings,
 // as os.Environ returns them; they win over .env). Relative paths are taken
 // against workDir. An empty variable counts as unset. The error joins every
-// problem found, one line each naming the key or variable; call Validate on
-// the result for the semantic checks.
+// problem found, one a line: a problem in a file starts with the file, line
+// and column and names the key as written there; one in the environment
+// starts with the variable. The warnings follow the problems, as the caller
+// gets no App to ask. Call Validate on the result for the semantic checks.
 func Load(yamlPath string, environ []string, workDir string) (*App, error) {
 	a := Defaults()
 	var errs []error
 	if yamlPath != "" {
-		errs = append(errs, a.loadYAML(absPath(workDir, yamlPath))...)
+		errs = append(errs, a.loadYAML(yamlPath, absPath(workDir, yamlPath))...)
 	}
-	env, warnings, err := mergeEnv(environ, filepath.Join(workDir, DotEnvFile))
-	if err != nil {
-		errs = append(errs, err)
-	}
+	env, warnings, dotEnvErrs := mergeEnv(environ, filepath.Join(workDir, DotEnvFile))
 	a.warnings = warnings
-	errs = append(errs, a.loadEnv(env)...)
+	var envErrs []error
+	for _, err := range a.loadEnv(env) {
+		if _, ok := err.(*fileProblem); ok {
+			dotEnvErrs = append(dotEnvErrs, err)
+		} else {
+			envErrs = append(envErrs, err)
+		}
+	}
+	slices.SortStableFunc(dotEnvErrs, func(x, y error) int { return lineOfProblem(x) - lineOfProblem(y) })
+	errs = append(append(errs, dotEnvErrs...), envErrs...)
 	a.normalize(workDir)
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, a.withWarnings(errs)
 	}
 	return a, nil
 }
 
-// loadYAML applies the YAML file at path to a: unknown keys, values of the
-// wrong type and secrets are errors.
-func (a *App) loadYAML(path string) []error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return []error{fmt.Errorf("read config file: %w", err)}
+// withWarnings joins errs and, after them, the warnings: a caller that
+// stops at an error loses none of them.
+func (a *App) withWarnings(errs []error) error {
+	for _, w := range a.warnings {
+		errs = append(errs, errors.New(w))
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return []error{fmt.Errorf("%s: %w", path, err)}
-	}
-	if errs := checkYAMLKeys(path, &doc, a); len(errs) > 0 {
-		return errs
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	err = dec.Decode(a)
-	var te *yaml.TypeError
-	switch {
-	case err == nil, errors.Is(err, io.EOF):
-		return nil
-	case errors.As(err, &te):
-		var errs []error
-		for _, line := range te.Errors {
-			errs = append(errs, fmt.Errorf("%s: %s", path, line))
-		}
-		return errs
-	default:
-		return []error{fmt.Errorf("%s: %w", path, err)}
-	}
+	return errors.Join(errs...)
 }
 
-// checkYAMLKeys refuses secrets in the YAML document, and a Redis URL that
-// carries a password: they belong in the environment or .env.
-func checkYAMLKeys(path string, doc *yaml.Node, a *App) []error {
-	if len(doc.Content) == 0 {
-		return nil
+// lineOfProblem returns the line of a problem in a file, 0 for others.
+func lineOfProblem(err error) int {
+	if p, ok := err.(*fileProblem); ok {
+		return p.line
 	}
-	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
-		return []error{fmt.Errorf("%s: line %d: the file must be a mapping of keys to values", path, root.Line)}
+	return 0
+}
+
+// origin is where a setting's value came from when it is a line of a file
+// (the YAML file or .env): Validate points there.
+type origin struct {
+	file string
+	line int
+	key  string // the YAML key; empty for .env
+}
+
+// String renders the origin as "max_steps at agentfix.yml:3" or ".env:3".
+func (o origin) String() string {
+	if o.key != "" {
+		return fmt.Sprintf("%s at %s:%d", o.key, o.file, o.line)
 	}
-	byKey := map[string]field{}
-	for _, f := range fields(a) {
-		byKey[f.key] = f
+	return fmt.Sprintf("%s:%d", o.file, o.line)
+}
+
+// setOrigin records where f's value came from; nil for the process
+// environment, which needs no pointer (the message names the variable).
+func (a *App) setOrigin(f field, o *origin) {
+	if o == nil {
+		delete(a.origins, f.name())
+		return
 	}
-	var errs []error
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
-		f, ok := byKey[k.Value]
-		switch {
-		case !ok:
-			// The strict decoder reports unknown keys.
-		case f.secret:
-			errs = append(errs, fmt.Errorf("%s: line %d: %s is a secret and may not be in the YAML file; set %s in the environment or .env", path, k.Line, k.Value, f.env))
-		case k.Value == "redis_url" && hasPassword(v.Value):
-			errs = append(errs, fmt.Errorf("%s: line %d: redis_url carries a password and may not be in the YAML file; set %s in the environment or .env", path, k.Line, f.env))
-		}
+	if a.origins == nil {
+		a.origins = map[string]origin{}
 	}
-	return errs
+	a.origins[f.name()] = *o
+}
+
+// envValue is the value of a variable and the line of .env it came from;
+// from nil for the process environment.
+type envValue struct {
+	value string
+	from  *origin
 }
 
 // mergeEnv returns the variables of the .env file at dotEnv overlaid with
-// environ, and warnings about the .env file's permissions.
-func mergeEnv(environ []string, dotEnv string) (map[string]string, []string, error) {
-	env := map[string]string{}
+// environ, warnings about the .env file's permissions, and its problems.
+func mergeEnv(environ []string, dotEnv string) (map[string]envValue, []string, []error) {
+	env := map[string]envValue{}
 	var warnings []string
-	info, err := os.Stat(dotEnv)
+	var errs []error
+	data, err := os.ReadFile(dotEnv)
 	switch {
-	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return nil, nil, fmt.Errorf("read %s: %w", dotEnv, err)
-	default:
-		m, err := godotenv.Read(dotEnv)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read %s: %w", dotEnv, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
 		}
-		env = m
-		if info.Mode().Perm()&0o077 != 0 {
+		errs = append(errs, fmt.Errorf("%s: cannot read the file: %w", dotEnv, err))
+	default:
+		var vars []dotEnvVar
+		vars, errs = parseDotEnv(dotEnv, data)
+		for _, v := range vars {
+			env[v.key] = envValue{value: v.value, from: &origin{file: dotEnv, line: v.line}}
+		}
+		if info, err := os.Stat(dotEnv); err == nil && info.Mode().Perm()&0o077 != 0 {
 			warnings = append(warnings, fmt.Sprintf("%s is readable by others (mode %#o) and may hold secrets; chmod 600 it", dotEnv, info.Mode().Perm()))
 		}
 	}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
 		if ok {
-			env[k] = v
+			env[k] = envValue{value: v}
 		}
 	}
-	return env, warnings, nil
+	return env, warnings, errs
 }
 
-// loadEnv applies the variables of env to a.
-func (a *App) loadEnv(env map[string]string) []error {
+// loadEnv applies the variables of env to a. A value of the wrong type is a
+// problem naming the variable, and the line of .env it is on; an
+// AGENTFIX_* variable that names no setting is a warning, with the variable
+// it most likely misspells.
+func (a *App) loadEnv(env map[string]envValue) []error {
 	known := map[string]bool{ConfigVar: true}
+	names := []string{ConfigVar}
+	yamlOnly := map[string]string{} // variable → key
 	var errs []error
 	for _, f := range fields(a) {
-		known[f.env] = true
-		s, ok := env[f.env]
-		if !ok || s == "" || f.value.Kind() == reflect.Map {
+		if valueKinds[f.value.Type()].parse == nil {
+			yamlOnly[f.env] = f.key
 			continue
 		}
-		if err := setScalar(f.value, s); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", f.env, err))
+		known[f.env] = true
+		names = append(names, f.env)
+		v, ok := env[f.env]
+		if !ok || v.value == "" {
+			continue
 		}
+		if err := setFromEnv(f.value, v.value); err != nil {
+			errs = append(errs, envProblem(f.env, v.from, err.Error()))
+			continue
+		}
+		a.setOrigin(f, v.from)
 	}
 	var unknown []string
 	for k := range env {
@@ -164,44 +174,43 @@ func (a *App) loadEnv(env map[string]string) []error {
 	}
 	sort.Strings(unknown)
 	for _, k := range unknown {
-		a.warnings = append(a.warnings, fmt.Sprintf("%s names no setting and is ignored", k))
+		w := k + " names no setting and is ignored"
+		if key, ok := yamlOnly[k]; ok {
+			w += "; " + key + " is set in the YAML file only"
+		} else if s := suggestVar(k, names); s != "" {
+			w += "; did you mean " + s + "?"
+		}
+		a.warnings = append(a.warnings, envProblem("", env[k].from, w).Error())
 	}
 	return errs
 }
 
-// setScalar parses s into the field v.
-func setScalar(v reflect.Value, s string) error {
-	switch {
-	case v.Type() == reflect.TypeFor[time.Duration]():
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("not a duration (like 45m or 336h): %q", s)
+// envProblem is a problem with a variable: at its line of .env when it came
+// from there.
+func envProblem(variable string, from *origin, msg string) error {
+	if from == nil {
+		if variable == "" {
+			return errors.New(msg)
 		}
-		v.SetInt(int64(d))
-	case v.Kind() == reflect.String:
-		v.SetString(s)
-	case v.Kind() == reflect.Bool:
-		b, err := strconv.ParseBool(s)
-		if err != nil {
-			return fmt.Errorf("not a boolean (true or false): %q", s)
-		}
-		v.SetBool(b)
-	case v.Kind() == reflect.Int || v.Kind() == reflect.Int64:
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return fmt.Errorf("not an integer: %q", s)
-		}
-		v.SetInt(n)
-	case v.Kind() == reflect.Float64:
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return fmt.Errorf("not a number: %q", s)
-		}
-		v.SetFloat(f)
-	default:
-		return fmt.Errorf("cannot be set from the environment (type %s)", v.Type())
+		return fmt.Errorf("%s: %s", variable, msg)
 	}
-	return nil
+	return &fileProblem{file: from.file, line: from.line, key: variable, msg: msg}
+}
+
+// suggestVar returns the variable among names that the AGENTFIX_* variable
+// v most likely misspells: the part after the prefix is compared, or the
+// whole name for the variables of the provider SDKs (AGENTFIX_OPENAI_API_KEY
+// suggests OPENAI_API_KEY).
+func suggestVar(v string, names []string) string {
+	bare := make([]string, len(names))
+	for i, n := range names {
+		bare[i] = strings.TrimPrefix(n, EnvPrefix)
+	}
+	s := suggest(strings.TrimPrefix(v, EnvPrefix), bare)
+	if s == "" {
+		return ""
+	}
+	return names[slices.Index(bare, s)]
 }
 
 // normalize puts values into the form the rest of the bot relies on.

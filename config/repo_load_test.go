@@ -189,7 +189,7 @@ func TestLoadRepoInvalid(t *testing.T) {
 		{
 			name:  "invalid base names the base",
 			files: map[string]string{own: "_extends: .github\n", org: "\nlables: [x]\n"},
-			want:  []string{org + ":2: lables: unknown key; the keys are " + repoKeyNames()},
+			want:  []string{org + ":2: lables: unknown key; did you mean labels?"},
 		},
 		{
 			name:  "missing base",

@@ -1,12 +1,7 @@
 package config
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -104,15 +99,10 @@ func repoKeyNames() string {
 }
 
 // unknownKey says that key is not a key of RepoFile, suggesting the one it
-// looks like (other case, hyphens, a missing underscore).
+// looks like (see suggest) or listing them all.
 func unknownKey(key string) string {
-	fold := func(s string) string {
-		return strings.Trim(strings.ReplaceAll(strings.ToLower(s), "-", "_"), "_")
-	}
-	for _, k := range append([]string{extendsKey}, keyNames()...) {
-		if fold(k) == fold(key) {
-			return fmt.Sprintf("unknown key; did you mean %s?", k)
-		}
+	if k := suggest(key, append([]string{extendsKey}, keyNames()...)); k != "" {
+		return fmt.Sprintf("unknown key; did you mean %s?", k)
 	}
 	return "unknown key; the keys are " + repoKeyNames()
 }
@@ -138,9 +128,6 @@ func (f *repoFileDoc) apply(r *Repo) {
 	}
 }
 
-// yamlLineError matches the errors of yaml's parser and scanner.
-var yamlLineError = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
 // parseRepoFile parses and validates data, a configuration file shown as
 // name in problems. When owner is set, teams must belong to it.
 func parseRepoFile(name, owner string, data []byte) (*repoFileDoc, []RepoProblem) {
@@ -151,26 +138,13 @@ func parseRepoFile(name, owner string, data []byte) (*repoFileDoc, []RepoProblem
 	if len(data) > maxRepoFileBytes {
 		return nil, problem(0, "", "the file is %d bytes; the most is %d", len(data), maxRepoFileBytes)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+	root, dp := parseDocument(data)
+	switch {
+	case dp != nil:
+		return nil, problem(dp.line, "", "%s", dp.msg)
+	case root == nil:
 		return f, nil // empty, or only comments
-	} else if err != nil {
-		return nil, []RepoProblem{syntaxProblem(name, err)}
-	}
-	var extra yaml.Node
-	switch err := dec.Decode(&extra); {
-	case errors.Is(err, io.EOF):
-	case err != nil:
-		return nil, []RepoProblem{syntaxProblem(name, err)}
-	default:
-		return nil, problem(extra.Line, "", "the file must hold one YAML document, found another (remove the --- line)")
-	}
-	root := doc.Content[0]
-	if isNull(root) {
-		return f, nil
-	}
-	if root.Kind != yaml.MappingNode {
+	case root.Kind != yaml.MappingNode:
 		return nil, problem(root.Line, "", "the file must be a mapping of keys to values, like `test: make test`; got %s", describe(root))
 	}
 	return f, f.parseKeys(root, owner)
@@ -230,15 +204,6 @@ func (f *repoFileDoc) parseKeys(root *yaml.Node, owner string) []RepoProblem {
 		f.entries = append(f.entries, repoEntry{key: key, node: v})
 	}
 	return problems
-}
-
-// syntaxProblem turns a YAML parser error into a problem with its line.
-func syntaxProblem(name string, err error) RepoProblem {
-	if m := yamlLineError.FindStringSubmatch(err.Error()); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return RepoProblem{File: name, Line: line, Msg: "YAML syntax error: " + m[2]}
-	}
-	return RepoProblem{File: name, Msg: "YAML syntax error: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 }
 
 // foreignTeams names the teams not of the repository's owner: the bot can

@@ -103,15 +103,18 @@ func TestParseRepoInvalid(t *testing.T) {
 		yaml string
 		want []string
 	}{
-		{"unknown key", "test: make\ntests: make\n", []string{f + ":2: tests: unknown key; the keys are " + repoKeyNames()}},
+		{"unknown key", "test: make\ncolour: blue\n", []string{f + ":2: colour: unknown key; the keys are " + repoKeyNames()}},
+		{"unknown key close to a known one", "test: make\ntests: make\n", []string{f + ":2: tests: unknown key; did you mean test?"}},
+		{"unknown key with letters swapped", "lables: [bot]\n", []string{f + ":1: lables: unknown key; did you mean labels?"}},
 		{"duplicate key", "test: a\ndraft: true\ntest: b\n", []string{f + ":3: test: given twice (first on line 1)"}},
 		{"non-string key", "1: x\n", []string{f + ":1: keys must be names, got the number 1"}},
 		{"top level list", "- test\n", []string{f + ":1: the file must be a mapping of keys to values, like `test: make test`; got a list"}},
 		{"top level string", "make test\n", []string{f + ":1: the file must be a mapping of keys to values, like `test: make test`; got the text \"make test\""}},
 		{"two documents", "test: a\n---\ntest: b\n", []string{f + ":2: the file must hold one YAML document, found another (remove the --- line)"}},
-		{"syntax error with line", "test: a\n\nsetup:\n  - a: b: c\n", []string{f + ":4: YAML syntax error: mapping values are not allowed in this context"}},
-		{"unterminated quote", "test: \"abc\n", []string{f + ":2: YAML syntax error: found unexpected end of stream"}},
-		{"tab indentation", "\ttest: x\n", []string{f + ": YAML syntax error: found character that cannot start any token"}},
+		{"syntax error with line", "test: a\n\nsetup:\n  - a: b: c\n", []string{f + ":4: YAML syntax error: mapping values are not allowed in this context (a value holding \": \" must be quoted)"}},
+		{"unterminated quote", "test: \"abc\n", []string{f + ":2: YAML syntax error: found unexpected end of stream (a quote that is never closed?)"}},
+		{"tab indentation", "\ttest: x\n", []string{f + ":1: YAML syntax error: a tab in the indentation; YAML indents with spaces"}},
+		{"tab indentation further down", "setup:\n  - a\n\t- b\n", []string{f + ":3: YAML syntax error: a tab in the indentation; YAML indents with spaces"}},
 		{"too large", "instructions: " + strings.Repeat("x", maxRepoFileBytes) + "\n", []string{f + ": the file is 65551 bytes; the most is 65536"}},
 
 		{"setup number", "setup: 5\n", []string{f + ":1: setup: must be a list of commands, got the number 5"}},
@@ -128,13 +131,15 @@ func TestParseRepoInvalid(t *testing.T) {
 		{"model without provider", "model: gpt-5\n", []string{f + ":1: model: must be provider/model, e.g. openai/gpt-5 or anthropic/claude-sonnet-4-5, got \"gpt-5\""}},
 		{"max_steps zero", "max_steps: 0\n", []string{f + ":1: max_steps: must be a positive integer, got the number 0"}},
 		{"max_steps float", "max_steps: 2.5\n", []string{f + ":1: max_steps: must be a positive integer, got the number 2.5"}},
-		{"max_steps string", "max_steps: \"10\"\n", []string{f + ":1: max_steps: must be a positive integer, got the text \"10\""}},
+		{"max_steps string", "max_steps: \"10\"\n", []string{f + ":1: max_steps: must be a positive integer, got the text \"10\" (remove the quotes)"}},
+		{"max_steps string out of range", "max_steps: \"0\"\n", []string{f + ":1: max_steps: must be a positive integer, got the text \"0\""}},
 		{"max_cost_usd negative", "max_cost_usd: -1\n", []string{f + ":1: max_cost_usd: must be a positive amount of US dollars, like 1.50, got the number -1"}},
+		{"max_cost_usd string", "max_cost_usd: '1.50'\n", []string{f + ":1: max_cost_usd: must be a positive amount of US dollars, like 1.50, got the text \"1.50\" (remove the quotes)"}},
 		{"max_cost_usd dollar sign", "max_cost_usd: $2\n", []string{f + ":1: max_cost_usd: must be a positive amount of US dollars, like 1.50, got the text \"$2\""}},
 		{"max_cost_usd infinite", "max_cost_usd: .inf\n", []string{f + ":1: max_cost_usd: must be a positive amount of US dollars, like 1.50, got the number .inf"}},
-		{"max_duration number", "max_duration: 30\n", []string{f + ":1: max_duration: must be a positive duration like 30m or 1h30m, got the number 30"}},
-		{"max_duration negative", "max_duration: -5m\n", []string{f + ":1: max_duration: must be a positive duration like 30m or 1h30m, got the text \"-5m\""}},
-		{"draft string", "draft: \"true\"\n", []string{f + ":1: draft: must be true or false, got the text \"true\""}},
+		{"max_duration number", "max_duration: 30\n", []string{f + ":1: max_duration: must be a positive duration such as 30m or 1h30m, got the number 30 (give a unit, like 30m)"}},
+		{"max_duration negative", "max_duration: -5m\n", []string{f + ":1: max_duration: must be a positive duration such as 30m or 1h30m, got the text \"-5m\""}},
+		{"draft string", "draft: \"true\"\n", []string{f + ":1: draft: must be true or false, got the text \"true\" (remove the quotes)"}},
 		{"allowed_users string", "allowed_users: alice\n", []string{f + ":1: allowed_users: must be a list, each entry a GitHub login; got the text \"alice\""}},
 		{"allowed_users bad login", "allowed_users:\n  - alice\n  - bob smith\n", []string{f + ":3: allowed_users: \"bob smith\" is not a GitHub login: logins are letters, digits and hyphens, up to 39 characters"}},
 		{"allowed_users duplicate", "allowed_users: [alice, \"@Alice\"]\n", []string{f + ":1: allowed_users: \"@Alice\" is listed twice"}},
@@ -200,6 +205,7 @@ labels: bot
 model: gpt-5
 instructions: [be careful]
 extends: .github
+tset: npm run check
 `
 	_, err := ParseRepo([]byte(file))
 	if err == nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -204,7 +205,7 @@ func boolean(n *yaml.Node) (bool, error) {
 	n = deref(n)
 	var b bool
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
-		return false, nodeErrorf(n, "must be true or false, got %s", describe(n))
+		return false, nodeErrorf(n, "must be true or false, got %s%s", describe(n), quotesHint(n, validates(boolean)))
 	}
 	return b, nil
 }
@@ -213,7 +214,7 @@ func positiveInt(n *yaml.Node) (int, error) {
 	n = deref(n)
 	var i int
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&i) != nil || i < 1 {
-		return 0, nodeErrorf(n, "must be a positive integer, got %s", describe(n))
+		return 0, nodeErrorf(n, "must be a positive integer, got %s%s", describe(n), quotesHint(n, validates(positiveInt)))
 	}
 	return i, nil
 }
@@ -224,7 +225,7 @@ func positiveUSD(n *yaml.Node) (float64, error) {
 	tag := n.ShortTag()
 	if n.Kind != yaml.ScalarNode || (tag != "!!int" && tag != "!!float") || n.Decode(&f) != nil ||
 		math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
-		return 0, nodeErrorf(n, "must be a positive amount of US dollars, like 1.50, got %s", describe(n))
+		return 0, nodeErrorf(n, "must be a positive amount of US dollars, like 1.50, got %s%s", describe(n), quotesHint(n, validates(positiveUSD)))
 	}
 	return f, nil
 }
@@ -236,7 +237,15 @@ func positiveDuration(n *yaml.Node) (time.Duration, error) {
 			return d, nil
 		}
 	}
-	return 0, nodeErrorf(n, "must be a positive duration like 30m or 1h30m, got %s", describe(n))
+	return 0, nodeErrorf(n, "must be a positive duration such as 30m or 1h30m, got %s%s", describe(n), unitHint(reflect.TypeFor[time.Duration](), n.Value))
+}
+
+// validates turns a reader of values into the test quotesHint takes.
+func validates[T any](read func(*yaml.Node) (T, error)) func(*yaml.Node) bool {
+	return func(n *yaml.Node) bool {
+		_, err := read(n)
+		return err == nil
+	}
 }
 
 // badBranchPrefix says why p cannot start a branch name (the rules of

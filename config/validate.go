@@ -14,10 +14,11 @@ import (
 )
 
 // Validate checks the configuration as a whole. The error joins every
-// problem, one line each starting with the variable it is about, so an
-// operator can fix them all in one go.
+// problem, one line each starting with the variable it is about and, when
+// the value came from a file, ending with the key and line it is at, then
+// the Warnings, so an operator can fix them all in one go.
 func (a *App) Validate() error {
-	var p problems
+	p := problems{origins: a.origins}
 	a.validateHTTP(&p)
 	a.validateApp(&p)
 	a.validateRedis(&p)
@@ -33,14 +34,26 @@ func (a *App) Validate() error {
 	default:
 		p.add("AGENTFIX_LOG_LEVEL", "must be debug, info, warn or error, got %q", a.LogLevel)
 	}
-	return errors.Join(p...)
+	if len(p.errs) == 0 {
+		return nil
+	}
+	return a.withWarnings(p.errs)
 }
 
 // problems collects validation errors.
-type problems []error
+type problems struct {
+	errs    []error
+	origins map[string]origin // App.origins
+}
 
+// add records a problem with the setting named variable (its YAML key for
+// the settings that are YAML only), pointing at the line that set it.
 func (p *problems) add(variable, format string, args ...any) {
-	*p = append(*p, fmt.Errorf("%s: %s", variable, fmt.Sprintf(format, args...)))
+	msg := fmt.Sprintf(format, args...)
+	if o, ok := p.origins[variable]; ok {
+		msg += " (from " + o.String() + ")"
+	}
+	p.errs = append(p.errs, fmt.Errorf("%s: %s", variable, msg))
 }
 
 func (a *App) validateHTTP(p *problems) {
@@ -109,23 +122,32 @@ func checkPrivateKey(a *App) error {
 	return fmt.Errorf("PEM block %q is not an RSA private key", block.Type)
 }
 
+// redisForm is what AGENTFIX_REDIS_URL must look like.
+const redisForm = "a URL such as redis://localhost:6379/0 (the scheme redis, rediss or redis-sentinel)"
+
 func (a *App) validateRedis(p *problems) {
-	if a.RedisURL == "" {
+	const variable = "AGENTFIX_REDIS_URL"
+	s := a.RedisURL
+	if s == "" {
 		return
 	}
-	u, err := url.Parse(a.RedisURL)
+	if !strings.Contains(s, "://") {
+		p.add(variable, "must be %s, got %q; did you mean redis://%s?", redisForm, redactPassword(s), redactPassword(s))
+		return
+	}
+	u, err := url.Parse(s)
 	if err != nil {
-		p.add("AGENTFIX_REDIS_URL", "not a URL: %v", redactURLError(err))
+		p.add(variable, "must be %s: %v", redisForm, redactURLError(err))
 		return
 	}
 	switch u.Scheme {
 	case "redis", "rediss", "redis-sentinel":
 	default:
-		p.add("AGENTFIX_REDIS_URL", "scheme must be redis://, rediss:// or redis-sentinel://, got %q", u.Scheme+"://")
+		p.add(variable, "must be %s, got %q", redisForm, redactPassword(s))
 		return
 	}
 	if u.Host == "" {
-		p.add("AGENTFIX_REDIS_URL", "has no host")
+		p.add(variable, "has no host: must be %s, got %q", redisForm, redactPassword(s))
 	}
 }
 
@@ -215,14 +237,35 @@ func validPort(s string) bool {
 	return err == nil && n >= 0 && n <= 65535
 }
 
-// hasPassword reports whether the URL s carries a password.
+// hasPassword reports whether the URL s carries a password; when s is not
+// a URL with a host, whether it has an @ at all.
 func hasPassword(s string) bool {
 	u, err := url.Parse(s)
-	if err != nil {
+	if err != nil || u.Host == "" {
 		return strings.Contains(s, "@")
 	}
 	_, ok := u.User.Password()
 	return ok
+}
+
+// redactPassword replaces the password of the URL s (or of a host:port
+// with user:password@ in front) with xxxxx.
+func redactPassword(s string) string {
+	at := strings.LastIndex(s, "@")
+	if at < 0 {
+		return s
+	}
+	scheme, rest, ok := strings.Cut(s[:at], "://")
+	if !ok {
+		scheme, rest = "", scheme
+	} else {
+		scheme += "://"
+	}
+	user, _, ok := strings.Cut(rest, ":")
+	if !ok {
+		return s
+	}
+	return scheme + user + ":xxxxx" + s[at:]
 }
 
 // redactURLError drops the URL (which may carry a password) from a parse error.

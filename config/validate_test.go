@@ -99,7 +99,7 @@ func TestValidate(t *testing.T) {
 				`AGENTFIX_PUBLIC_URL: must be an absolute http(s) URL, got "bot.example.com"`,
 				`AGENTFIX_GITHUB_API_URL: must be an absolute http(s) URL, got "ftp://x/"`,
 				`AGENTFIX_ADMIN_TOKEN: must be at least 16 characters long`,
-				`AGENTFIX_REDIS_URL: scheme must be redis://, rediss:// or redis-sentinel://, got "http://"`,
+				`AGENTFIX_REDIS_URL: must be a URL such as redis://localhost:6379/0 (the scheme redis, rediss or redis-sentinel), got "http://localhost:6379"`,
 				`AGENTFIX_MODEL: must be provider/model, e.g. openai/gpt-5 or anthropic/claude-sonnet-4-5, got "gpt-5"`,
 				`prices: key "gpt-5" must be provider/model like AGENTFIX_MODEL`,
 				`prices: gpt-5: prices may not be negative`,
@@ -144,7 +144,28 @@ func TestValidate(t *testing.T) {
 		{
 			name:   "redis url without host",
 			modify: func(a *App) { a.RedisURL = "redis://" },
-			want:   []string{"AGENTFIX_REDIS_URL: has no host"},
+			want:   []string{`AGENTFIX_REDIS_URL: has no host: must be a URL such as redis://localhost:6379/0 (the scheme redis, rediss or redis-sentinel), got "redis://"`},
+		},
+		{
+			name:   "redis address without a scheme",
+			modify: func(a *App) { a.RedisURL = "localhost:6379" },
+			want:   []string{`AGENTFIX_REDIS_URL: must be a URL such as redis://localhost:6379/0 (the scheme redis, rediss or redis-sentinel), got "localhost:6379"; did you mean redis://localhost:6379?`},
+		},
+		{
+			name:   "redis address without a scheme keeps its password out",
+			modify: func(a *App) { a.RedisURL = "user:hunter2@localhost:6379" },
+			want:   []string{`AGENTFIX_REDIS_URL: must be a URL such as redis://localhost:6379/0 (the scheme redis, rediss or redis-sentinel), got "user:xxxxx@localhost:6379"; did you mean redis://user:xxxxx@localhost:6379?`},
+		},
+		{
+			name: "warnings follow the problems",
+			modify: func(a *App) {
+				a.MaxSteps, a.warnings = 0, []string{"AGENTFIX_MODLE names no setting and is ignored; did you mean AGENTFIX_MODEL?"}
+			},
+			want: []string{"AGENTFIX_MAX_STEPS: must be at least 1, got 0", "AGENTFIX_MODLE names no setting and is ignored; did you mean AGENTFIX_MODEL?"},
+		},
+		{
+			name:   "warnings alone are no error",
+			modify: func(a *App) { a.warnings = []string{"AGENTFIX_MODLE names no setting and is ignored"} },
 		},
 	}
 	for _, tt := range tests {
@@ -189,15 +210,16 @@ func TestSetupMode(t *testing.T) {
 func TestLogValueRedactsSecrets(t *testing.T) {
 	a := Defaults()
 	a.WebhookSecret, a.AdminToken, a.OpenAIAPIKey, a.AppID = "hunter2-webhook", "hunter2-admin-token", "sk-hunter2", 9
+	a.RedisURL = "redis://default:hunter2-redis@redis.internal:6379/0"
 	var b strings.Builder
 	slog.New(slog.NewTextHandler(&b, nil)).Info("config", "config", a)
 	out := b.String()
-	for _, secret := range []string{"hunter2-webhook", "hunter2-admin-token", "sk-hunter2"} {
+	for _, secret := range []string{"hunter2-webhook", "hunter2-admin-token", "sk-hunter2", "hunter2-redis"} {
 		if strings.Contains(out, secret) {
 			t.Errorf("log output contains secret %q:\n%s", secret, out)
 		}
 	}
-	for _, want := range []string{"config.webhook_secret=[redacted]", "config.app_id=9", "config.private_key=\"\"", "config.listen_addr=:8080"} {
+	for _, want := range []string{"config.webhook_secret=[redacted]", "config.app_id=9", "config.private_key=\"\"", "config.listen_addr=:8080", "config.redis_url=redis://default:xxxxx@redis.internal:6379/0"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log output lacks %q:\n%s", want, out)
 		}
