@@ -201,8 +201,8 @@ func TestStartupErrors(t *testing.T) {
 		{"app without secret", []string{"serve"}, []string{"AGENTFIX_APP_ID=1", "AGENTFIX_PRIVATE_KEY_FILE=" + key}, "AGENTFIX_WEBHOOK_SECRET: required when the GitHub App is configured (/webhook is never served without it)", 2},
 		{"webhook without redis", []string{"webhook"}, []string{"AGENTFIX_APP_ID=1", "AGENTFIX_PRIVATE_KEY_FILE=" + key, "AGENTFIX_WEBHOOK_SECRET=s"}, "AGENTFIX_REDIS_URL: required by this command (only `bot serve` embeds an in-process Redis)", 2},
 		{"webhook in setup mode", []string{"webhook"}, []string{"AGENTFIX_REDIS_URL=redis://127.0.0.1:1/0"}, "AGENTFIX_APP_ID: required by `bot webhook` (setup mode is served by `bot serve`)", 2},
-		{"bad redis url", []string{"webhook"}, []string{"AGENTFIX_APP_ID=1", "AGENTFIX_PRIVATE_KEY_FILE=" + key, "AGENTFIX_WEBHOOK_SECRET=s", "AGENTFIX_REDIS_URL=memcached://x"}, `AGENTFIX_REDIS_URL: scheme must be redis://, rediss:// or redis-sentinel://, got "memcached://"`, 2},
-		{"missing config file", []string{"serve", "--config", "missing.yml"}, nil, "read config file: open", 2},
+		{"bad redis url", []string{"webhook"}, []string{"AGENTFIX_APP_ID=1", "AGENTFIX_PRIVATE_KEY_FILE=" + key, "AGENTFIX_WEBHOOK_SECRET=s", "AGENTFIX_REDIS_URL=memcached://x"}, `AGENTFIX_REDIS_URL: must be a URL such as redis://localhost:6379/0 (the scheme redis, rediss or redis-sentinel), got "memcached://x"`, 2},
+		{"missing config file", []string{"serve", "--config", "missing.yml"}, nil, "missing.yml: cannot read the configuration file: no such file or directory", 2},
 		{"listen address taken", []string{"serve"}, []string{"AGENTFIX_LISTEN_ADDR=" + taken.Addr().String()}, "address already in use", 1},
 	}
 	for _, tt := range tests {
