@@ -24,11 +24,11 @@ const (
 	maxGitHubLabelRunes = 50
 )
 
-// Repo is a repository's own configuration of the bot: the keys of
+// RepoSettings is a repository's own configuration of the bot: the keys of
 // RepoFile, merged over the files it extends (or the organization's
 // defaults), with defaults filled in. The yaml tags name the keys; decoding
 // is done key by key (see repoKeys) so each problem names its key.
-type Repo struct {
+type RepoSettings struct {
 	// Extends is the raw _extends value of the repository's own file (or of
 	// the organization's file when that applied): "[owner/]repo[:path]".
 	// ParseRepo leaves it unresolved; LoadRepo resolves it.
@@ -71,8 +71,8 @@ type Repo struct {
 }
 
 // DefaultRepo returns the configuration of a repository without a file.
-func DefaultRepo() Repo {
-	return Repo{BranchPrefix: DefaultBranchPrefix}
+func DefaultRepo() RepoSettings {
+	return RepoSettings{BranchPrefix: DefaultBranchPrefix}
 }
 
 // ParseRepo decodes one RepoFile on its own, over DefaultRepo: unknown
@@ -80,10 +80,10 @@ func DefaultRepo() Repo {
 // all reported in one *RepoError naming the file, line and key of each
 // problem. An _extends key is kept in Extends, not resolved (LoadRepo does
 // that).
-func ParseRepo(data []byte) (Repo, error) {
+func ParseRepo(data []byte) (RepoSettings, error) {
 	f, problems := parseRepoFile(RepoFile, "", data)
 	if len(problems) > 0 {
-		return Repo{}, &RepoError{Problems: problems}
+		return RepoSettings{}, &RepoError{Problems: problems}
 	}
 	r := DefaultRepo()
 	f.apply(&r)

@@ -40,7 +40,7 @@ func (c CappedLimit) String() string {
 // lowered by the repository's max_steps, max_cost_usd and max_duration.
 // A repository can never raise a limit: a higher value is ignored and
 // listed in the returned CappedLimits so the requester can be told.
-func (r Repo) Limits(op JobLimits) (JobLimits, []CappedLimit) {
+func (r RepoSettings) Limits(op JobLimits) (JobLimits, []CappedLimit) {
 	var capped []CappedLimit
 	eff := op
 	if r.MaxSteps > 0 {
@@ -91,7 +91,7 @@ type TeamChecker interface {
 // the caller checks write access first. With neither key set everyone
 // passes; a login listed in allowed_users (case-insensitively) passes
 // without asking teams; otherwise each team is asked in order.
-func (r Repo) MayTrigger(ctx context.Context, login string, teams TeamChecker) (bool, error) {
+func (r RepoSettings) MayTrigger(ctx context.Context, login string, teams TeamChecker) (bool, error) {
 	if len(r.AllowedUsers) == 0 && len(r.AllowedTeams) == 0 {
 		return true, nil
 	}

@@ -38,17 +38,17 @@ const orgRepo = ".github"
 //
 // An invalid configuration is a *RepoError listing every problem of the
 // first invalid file; a failure to read is a plain wrapped error.
-func LoadRepo(ctx context.Context, g RepoFileGetter, owner, repo string) (Repo, error) {
+func LoadRepo(ctx context.Context, g RepoFileGetter, owner, repo string) (RepoSettings, error) {
 	own := repoSource{owner: owner, repo: repo, path: RepoFile}
 	src := own
 	data, found, err := src.get(ctx, g)
 	if err != nil {
-		return Repo{}, err
+		return RepoSettings{}, err
 	}
 	if !found && !strings.EqualFold(repo, orgRepo) {
 		src = repoSource{owner: owner, repo: orgRepo, path: RepoFile}
 		if data, found, err = src.get(ctx, g); err != nil {
-			return Repo{}, err
+			return RepoSettings{}, err
 		}
 	}
 	if !found {
@@ -59,7 +59,7 @@ func LoadRepo(ctx context.Context, g RepoFileGetter, owner, repo string) (Repo, 
 	for {
 		doc, problems := parseRepoFile(src.display(own), owner, data)
 		if len(problems) > 0 {
-			return Repo{}, &RepoError{Problems: problems}
+			return RepoSettings{}, &RepoError{Problems: problems}
 		}
 		docs, sources = append(docs, doc), append(sources, src)
 		if doc.extends == "" {
@@ -71,17 +71,17 @@ func LoadRepo(ctx context.Context, g RepoFileGetter, owner, repo string) (Repo, 
 		}
 		for _, s := range sources {
 			if s.same(next) {
-				return Repo{}, problem("makes a cycle: %s", chainText(append(sources, next)))
+				return RepoSettings{}, problem("makes a cycle: %s", chainText(append(sources, next)))
 			}
 		}
 		if len(docs) == maxRepoChain {
-			return Repo{}, problem("makes the chain longer than %d files: %s", maxRepoChain, chainText(append(sources, next)))
+			return RepoSettings{}, problem("makes the chain longer than %d files: %s", maxRepoChain, chainText(append(sources, next)))
 		}
 		if data, found, err = next.get(ctx, g); err != nil {
-			return Repo{}, err
+			return RepoSettings{}, err
 		}
 		if !found {
-			return Repo{}, problem("%s does not exist, or the App cannot read it (is the App installed on %s/%s?)", next, next.owner, next.repo)
+			return RepoSettings{}, problem("%s does not exist, or the App cannot read it (is the App installed on %s/%s?)", next, next.owner, next.repo)
 		}
 		src = next
 	}

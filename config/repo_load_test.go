@@ -36,7 +36,7 @@ func (f *fakeFiles) GetFile(_ context.Context, owner, repo, path string) ([]byte
 func TestLoadRepo(t *testing.T) {
 	const own = "acme/widget:" + RepoFile
 	const org = "acme/.github:" + RepoFile
-	with := func(f func(r *Repo)) Repo {
+	with := func(f func(r *RepoSettings)) RepoSettings {
 		r := DefaultRepo()
 		f(&r)
 		return r
@@ -45,7 +45,7 @@ func TestLoadRepo(t *testing.T) {
 		name      string
 		repo      string // owner/name loaded; acme/widget when empty
 		files     map[string]string
-		want      Repo
+		want      RepoSettings
 		wantReads []string
 	}{
 		{
@@ -56,19 +56,19 @@ func TestLoadRepo(t *testing.T) {
 		{
 			name:      "own file",
 			files:     map[string]string{own: "test: make test\n", org: "draft: true\n"},
-			want:      with(func(r *Repo) { r.Test, r.Sources = "make test", []string{own} }),
+			want:      with(func(r *RepoSettings) { r.Test, r.Sources = "make test", []string{own} }),
 			wantReads: []string{own},
 		},
 		{
 			name:      "empty own file hides the organization's",
 			files:     map[string]string{own: "# defaults please\n", org: "draft: true\n"},
-			want:      with(func(r *Repo) { r.Sources = []string{own} }),
+			want:      with(func(r *RepoSettings) { r.Sources = []string{own} }),
 			wantReads: []string{own},
 		},
 		{
 			name:      "organization fallback",
 			files:     map[string]string{org: "draft: true\nlabels: [bot]\n"},
-			want:      with(func(r *Repo) { r.Draft, r.Labels, r.Sources = true, []string{"bot"}, []string{org} }),
+			want:      with(func(r *RepoSettings) { r.Draft, r.Labels, r.Sources = true, []string{"bot"}, []string{org} }),
 			wantReads: []string{own, org},
 		},
 		{
@@ -83,16 +83,18 @@ func TestLoadRepo(t *testing.T) {
 				own: "_extends: .github\nlabels: [fix]\nmax_steps: 10\n",
 				org: "labels: [bot, auto]\nmax_steps: 50\ndraft: true\nbranch_prefix: bots/\n",
 			},
-			want: with(func(r *Repo) {
+			want: with(func(r *RepoSettings) {
 				r.Extends, r.Labels, r.MaxSteps, r.Draft, r.BranchPrefix = ".github", []string{"fix"}, 10, true, "bots/"
 				r.Sources = []string{org, own}
 			}),
 			wantReads: []string{own, org},
 		},
 		{
-			name:      "a false in the repository overrides a true in the base",
-			files:     map[string]string{own: "_extends: .github\ndraft: false\n", org: "draft: true\nallow_workflow_changes: true\n"},
-			want:      with(func(r *Repo) { r.Extends, r.AllowWorkflowChanges, r.Sources = ".github", true, []string{org, own} }),
+			name:  "a false in the repository overrides a true in the base",
+			files: map[string]string{own: "_extends: .github\ndraft: false\n", org: "draft: true\nallow_workflow_changes: true\n"},
+			want: with(func(r *RepoSettings) {
+				r.Extends, r.AllowWorkflowChanges, r.Sources = ".github", true, []string{org, own}
+			}),
 			wantReads: []string{own, org},
 		},
 		{
@@ -101,7 +103,7 @@ func TestLoadRepo(t *testing.T) {
 				own:                       "_extends: shared\n",
 				"acme/shared:" + RepoFile: "test: make check\n",
 			},
-			want: with(func(r *Repo) {
+			want: with(func(r *RepoSettings) {
 				r.Extends, r.Test, r.Sources = "shared", "make check", []string{"acme/shared:" + RepoFile, own}
 			}),
 			wantReads: []string{own, "acme/shared:" + RepoFile},
@@ -113,7 +115,7 @@ func TestLoadRepo(t *testing.T) {
 				"other/configs:agent/base.yaml": "_extends: root\nsetup: [make deps]\n",
 				"other/root:" + RepoFile:        "setup: [make base]\ntest: make test\nmodel: anthropic/claude-sonnet-4-5\n",
 			},
-			want: with(func(r *Repo) {
+			want: with(func(r *RepoSettings) {
 				r.Extends, r.Setup, r.Test, r.Model = "Other/Configs:agent/base.yaml", []string{"make deps"}, "make test", "openai/gpt-5"
 				r.Sources = []string{"Other/root:" + RepoFile, "Other/Configs:agent/base.yaml", own}
 			}),
@@ -125,7 +127,7 @@ func TestLoadRepo(t *testing.T) {
 				org:                       "_extends: policy\ndraft: true\n",
 				"acme/policy:" + RepoFile: "allowed_teams: [acme/core]\n",
 			},
-			want: with(func(r *Repo) {
+			want: with(func(r *RepoSettings) {
 				r.Extends, r.Draft, r.AllowedTeams = "policy", true, []string{"acme/core"}
 				r.Sources = []string{"acme/policy:" + RepoFile, org}
 			}),
@@ -140,7 +142,7 @@ func TestLoadRepo(t *testing.T) {
 				"acme/c:" + RepoFile: "_extends: d\n",
 				"acme/d:" + RepoFile: "max_steps: 4\n",
 			},
-			want: with(func(r *Repo) {
+			want: with(func(r *RepoSettings) {
 				r.Extends, r.MaxSteps = "a", 4
 				r.Sources = []string{"acme/d:" + RepoFile, "acme/c:" + RepoFile, "acme/b:" + RepoFile, "acme/a:" + RepoFile, own}
 			}),
@@ -285,7 +287,7 @@ func TestRepoLimits(t *testing.T) {
 	op := JobLimits{MaxSteps: 75, MaxCostUSD: 3, MaxDuration: 45 * time.Minute}
 	tests := []struct {
 		name       string
-		repo       Repo
+		repo       RepoSettings
 		op         JobLimits
 		want       JobLimits
 		wantCapped []string
@@ -293,14 +295,14 @@ func TestRepoLimits(t *testing.T) {
 		{name: "none set", op: op, want: op},
 		{
 			name: "all lowered",
-			repo: Repo{MaxSteps: 20, MaxCostUSD: 0.5, MaxDuration: 10 * time.Minute},
+			repo: RepoSettings{MaxSteps: 20, MaxCostUSD: 0.5, MaxDuration: 10 * time.Minute},
 			op:   op,
 			want: JobLimits{MaxSteps: 20, MaxCostUSD: 0.5, MaxDuration: 10 * time.Minute},
 		},
-		{name: "equal is not capped", repo: Repo{MaxSteps: 75, MaxCostUSD: 3, MaxDuration: 45 * time.Minute}, op: op, want: op},
+		{name: "equal is not capped", repo: RepoSettings{MaxSteps: 75, MaxCostUSD: 3, MaxDuration: 45 * time.Minute}, op: op, want: op},
 		{
 			name: "all raised are capped",
-			repo: Repo{MaxSteps: 200, MaxCostUSD: 10, MaxDuration: 2 * time.Hour},
+			repo: RepoSettings{MaxSteps: 200, MaxCostUSD: 10, MaxDuration: 2 * time.Hour},
 			op:   op,
 			want: op,
 			wantCapped: []string{
@@ -311,14 +313,14 @@ func TestRepoLimits(t *testing.T) {
 		},
 		{
 			name:       "one raised, one lowered",
-			repo:       Repo{MaxSteps: 10, MaxDuration: 90 * time.Minute},
+			repo:       RepoSettings{MaxSteps: 10, MaxDuration: 90 * time.Minute},
 			op:         op,
 			want:       JobLimits{MaxSteps: 10, MaxCostUSD: 3, MaxDuration: 45 * time.Minute},
 			wantCapped: []string{"max_duration: 1h30m is above the operator's limit; 45m applies"},
 		},
 		{
 			name: "operator without a limit of that kind",
-			repo: Repo{MaxSteps: 10, MaxCostUSD: 1, MaxDuration: time.Minute},
+			repo: RepoSettings{MaxSteps: 10, MaxCostUSD: 1, MaxDuration: time.Minute},
 			op:   JobLimits{},
 			want: JobLimits{MaxSteps: 10, MaxCostUSD: 1, MaxDuration: time.Minute},
 		},
@@ -373,17 +375,17 @@ func TestMayTrigger(t *testing.T) {
 	teams := map[string][]string{"acme/core": {"carol"}, "acme/docs": {"dave"}}
 	tests := []struct {
 		name      string
-		repo      Repo
+		repo      RepoSettings
 		login     string
 		want      bool
 		wantAsked []string
 	}{
 		{name: "no narrowing", login: "anyone", want: true},
-		{name: "listed user", repo: Repo{AllowedUsers: []string{"Alice"}, AllowedTeams: []string{"acme/core"}}, login: "alice", want: true},
-		{name: "unlisted user without teams", repo: Repo{AllowedUsers: []string{"alice"}}, login: "bob", want: false},
-		{name: "member of the second team", repo: Repo{AllowedTeams: []string{"acme/core", "acme/docs"}}, login: "dave", want: true, wantAsked: []string{"acme/core", "acme/docs"}},
-		{name: "member of the first team stops asking", repo: Repo{AllowedTeams: []string{"acme/core", "acme/docs"}}, login: "carol", want: true, wantAsked: []string{"acme/core"}},
-		{name: "member of no team", repo: Repo{AllowedUsers: []string{"alice"}, AllowedTeams: []string{"acme/core"}}, login: "eve", want: false, wantAsked: []string{"acme/core"}},
+		{name: "listed user", repo: RepoSettings{AllowedUsers: []string{"Alice"}, AllowedTeams: []string{"acme/core"}}, login: "alice", want: true},
+		{name: "unlisted user without teams", repo: RepoSettings{AllowedUsers: []string{"alice"}}, login: "bob", want: false},
+		{name: "member of the second team", repo: RepoSettings{AllowedTeams: []string{"acme/core", "acme/docs"}}, login: "dave", want: true, wantAsked: []string{"acme/core", "acme/docs"}},
+		{name: "member of the first team stops asking", repo: RepoSettings{AllowedTeams: []string{"acme/core", "acme/docs"}}, login: "carol", want: true, wantAsked: []string{"acme/core"}},
+		{name: "member of no team", repo: RepoSettings{AllowedUsers: []string{"alice"}, AllowedTeams: []string{"acme/core"}}, login: "eve", want: false, wantAsked: []string{"acme/core"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -402,14 +404,14 @@ func TestMayTrigger(t *testing.T) {
 	}
 	t.Run("team check error", func(t *testing.T) {
 		boom := errors.New("403 resource not accessible")
-		r := Repo{AllowedTeams: []string{"acme/core"}}
+		r := RepoSettings{AllowedTeams: []string{"acme/core"}}
 		ok, err := r.MayTrigger(context.Background(), "eve", &fakeTeams{err: boom})
 		if ok || !errors.Is(err, boom) {
 			t.Errorf("MayTrigger = %v, %v; want false and an error wrapping %v", ok, err, boom)
 		}
 	})
 	t.Run("teams without a checker", func(t *testing.T) {
-		r := Repo{AllowedTeams: []string{"acme/core"}}
+		r := RepoSettings{AllowedTeams: []string{"acme/core"}}
 		if ok, err := r.MayTrigger(context.Background(), "eve", nil); ok || err == nil {
 			t.Errorf("MayTrigger = %v, %v; want false and an error", ok, err)
 		}

@@ -11,7 +11,7 @@ import (
 // it in the Repo, or returns a *nodeError saying what is wrong.
 type repoKey struct {
 	name string
-	set  func(r *Repo, n *yaml.Node) error
+	set  func(r *RepoSettings, n *yaml.Node) error
 }
 
 // extendsKey is the key naming the file a configuration builds on.
@@ -20,19 +20,19 @@ const extendsKey = "_extends"
 // repoKeys lists the keys of RepoFile in the order the documentation gives
 // them. _extends is handled by the resolver, not here.
 var repoKeys = []repoKey{
-	{"setup", func(r *Repo, n *yaml.Node) (err error) {
+	{"setup", func(r *RepoSettings, n *yaml.Node) (err error) {
 		r.Setup, err = commandList(n)
 		return err
 	}},
-	{"test", func(r *Repo, n *yaml.Node) (err error) {
+	{"test", func(r *RepoSettings, n *yaml.Node) (err error) {
 		r.Test, err = command(n)
 		return err
 	}},
-	{"instructions", func(r *Repo, n *yaml.Node) (err error) {
+	{"instructions", func(r *RepoSettings, n *yaml.Node) (err error) {
 		r.Instructions, err = text(n, maxInstructionsLen)
 		return err
 	}},
-	{"model", func(r *Repo, n *yaml.Node) error {
+	{"model", func(r *RepoSettings, n *yaml.Node) error {
 		s, err := str(n)
 		if err == nil && !modelName.MatchString(s) {
 			err = nodeErrorf(n, "must be provider/model, e.g. openai/gpt-5 or anthropic/claude-sonnet-4-5, got %q", s)
@@ -40,35 +40,35 @@ var repoKeys = []repoKey{
 		r.Model = s
 		return err
 	}},
-	{"max_steps", func(r *Repo, n *yaml.Node) (err error) {
+	{"max_steps", func(r *RepoSettings, n *yaml.Node) (err error) {
 		r.MaxSteps, err = positiveInt(n)
 		return err
 	}},
-	{"max_cost_usd", func(r *Repo, n *yaml.Node) (err error) {
+	{"max_cost_usd", func(r *RepoSettings, n *yaml.Node) (err error) {
 		r.MaxCostUSD, err = positiveUSD(n)
 		return err
 	}},
-	{"max_duration", func(r *Repo, n *yaml.Node) (err error) {
+	{"max_duration", func(r *RepoSettings, n *yaml.Node) (err error) {
 		r.MaxDuration, err = positiveDuration(n)
 		return err
 	}},
-	{"draft", func(r *Repo, n *yaml.Node) (err error) {
+	{"draft", func(r *RepoSettings, n *yaml.Node) (err error) {
 		r.Draft, err = boolean(n)
 		return err
 	}},
-	{"allowed_users", func(r *Repo, n *yaml.Node) (err error) {
+	{"allowed_users", func(r *RepoSettings, n *yaml.Node) (err error) {
 		r.AllowedUsers, err = nameList(n, "a GitHub login", normalizeLogin)
 		return err
 	}},
-	{"allowed_teams", func(r *Repo, n *yaml.Node) (err error) {
+	{"allowed_teams", func(r *RepoSettings, n *yaml.Node) (err error) {
 		r.AllowedTeams, err = nameList(n, "a team as org/team-slug", normalizeTeam)
 		return err
 	}},
-	{"allow_workflow_changes", func(r *Repo, n *yaml.Node) (err error) {
+	{"allow_workflow_changes", func(r *RepoSettings, n *yaml.Node) (err error) {
 		r.AllowWorkflowChanges, err = boolean(n)
 		return err
 	}},
-	{"branch_prefix", func(r *Repo, n *yaml.Node) error {
+	{"branch_prefix", func(r *RepoSettings, n *yaml.Node) error {
 		s, err := str(n)
 		if err == nil {
 			if why := badBranchPrefix(s); why != "" {
@@ -78,7 +78,7 @@ var repoKeys = []repoKey{
 		r.BranchPrefix = s
 		return err
 	}},
-	{"labels", func(r *Repo, n *yaml.Node) (err error) {
+	{"labels", func(r *RepoSettings, n *yaml.Node) (err error) {
 		r.Labels, err = nameList(n, "a label name", normalizeLabel)
 		return err
 	}},
@@ -122,7 +122,7 @@ type repoEntry struct {
 }
 
 // apply sets the file's keys on r, overriding what r had for those keys.
-func (f *repoFileDoc) apply(r *Repo) {
+func (f *repoFileDoc) apply(r *RepoSettings) {
 	for _, e := range f.entries {
 		_ = e.key.set(r, e.node) // validated by parseRepoFile
 	}
@@ -162,7 +162,7 @@ func (f *repoFileDoc) parseKeys(root *yaml.Node, owner string) []RepoProblem {
 		byName[repoKeys[i].name] = &repoKeys[i]
 	}
 	seen := map[string]int{}
-	var scratch Repo
+	var scratch RepoSettings
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], deref(root.Content[i+1])
 		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" {

@@ -49,7 +49,7 @@ func problemLines(t *testing.T, err error) []string {
 
 func TestParseRepoValid(t *testing.T) {
 	def := DefaultRepo()
-	with := func(f func(r *Repo)) Repo {
+	with := func(f func(r *RepoSettings)) RepoSettings {
 		r := DefaultRepo()
 		f(&r)
 		return r
@@ -57,31 +57,31 @@ func TestParseRepoValid(t *testing.T) {
 	tests := []struct {
 		name string
 		yaml string
-		want Repo
+		want RepoSettings
 	}{
 		{"empty file", "", def},
 		{"only comments", "# nothing yet\n", def},
 		{"explicit null document", "~\n", def},
-		{"setup list", "setup:\n  - go mod download\n  - make deps\n", with(func(r *Repo) { r.Setup = []string{"go mod download", "make deps"} })},
-		{"setup single string", "setup: npm ci\n", with(func(r *Repo) { r.Setup = []string{"npm ci"} })},
-		{"setup empty list", "setup: []\n", with(func(r *Repo) { r.Setup = []string{} })},
-		{"test", "test: go test ./...\n", with(func(r *Repo) { r.Test = "go test ./..." })},
-		{"instructions block", "instructions: |\n  Use tabs.\n  Never touch vendor/.\n", with(func(r *Repo) { r.Instructions = "Use tabs.\nNever touch vendor/.\n" })},
-		{"model", "model: anthropic/claude-sonnet-4-5\n", with(func(r *Repo) { r.Model = "anthropic/claude-sonnet-4-5" })},
-		{"max_steps", "max_steps: 30\n", with(func(r *Repo) { r.MaxSteps = 30 })},
-		{"max_cost_usd float", "max_cost_usd: 1.5\n", with(func(r *Repo) { r.MaxCostUSD = 1.5 })},
-		{"max_cost_usd integer", "max_cost_usd: 2\n", with(func(r *Repo) { r.MaxCostUSD = 2 })},
-		{"max_duration", "max_duration: 1h30m\n", with(func(r *Repo) { r.MaxDuration = 90 * time.Minute })},
-		{"draft", "draft: true\n", with(func(r *Repo) { r.Draft = true })},
+		{"setup list", "setup:\n  - go mod download\n  - make deps\n", with(func(r *RepoSettings) { r.Setup = []string{"go mod download", "make deps"} })},
+		{"setup single string", "setup: npm ci\n", with(func(r *RepoSettings) { r.Setup = []string{"npm ci"} })},
+		{"setup empty list", "setup: []\n", with(func(r *RepoSettings) { r.Setup = []string{} })},
+		{"test", "test: go test ./...\n", with(func(r *RepoSettings) { r.Test = "go test ./..." })},
+		{"instructions block", "instructions: |\n  Use tabs.\n  Never touch vendor/.\n", with(func(r *RepoSettings) { r.Instructions = "Use tabs.\nNever touch vendor/.\n" })},
+		{"model", "model: anthropic/claude-sonnet-4-5\n", with(func(r *RepoSettings) { r.Model = "anthropic/claude-sonnet-4-5" })},
+		{"max_steps", "max_steps: 30\n", with(func(r *RepoSettings) { r.MaxSteps = 30 })},
+		{"max_cost_usd float", "max_cost_usd: 1.5\n", with(func(r *RepoSettings) { r.MaxCostUSD = 1.5 })},
+		{"max_cost_usd integer", "max_cost_usd: 2\n", with(func(r *RepoSettings) { r.MaxCostUSD = 2 })},
+		{"max_duration", "max_duration: 1h30m\n", with(func(r *RepoSettings) { r.MaxDuration = 90 * time.Minute })},
+		{"draft", "draft: true\n", with(func(r *RepoSettings) { r.Draft = true })},
 		{"draft false", "draft: false\n", def},
-		{"allowed_users with and without @", "allowed_users: [alice, \"@Bob-2\"]\n", with(func(r *Repo) { r.AllowedUsers = []string{"alice", "Bob-2"} })},
-		{"allowed_teams lower-cased", "allowed_teams: [Acme/Core-Maintainers, \"@acme/bots\"]\n", with(func(r *Repo) { r.AllowedTeams = []string{"acme/core-maintainers", "acme/bots"} })},
-		{"allow_workflow_changes", "allow_workflow_changes: true\n", with(func(r *Repo) { r.AllowWorkflowChanges = true })},
-		{"branch_prefix with slash", "branch_prefix: bots/fix/\n", with(func(r *Repo) { r.BranchPrefix = "bots/fix/" })},
-		{"branch_prefix with dash", "branch_prefix: bot-\n", with(func(r *Repo) { r.BranchPrefix = "bot-" })},
-		{"labels", "labels: [bot, \"needs review\"]\n", with(func(r *Repo) { r.Labels = []string{"bot", "needs review"} })},
-		{"_extends kept unresolved", "_extends: .github\ntest: make\n", with(func(r *Repo) { r.Extends, r.Test = ".github", "make" })},
-		{"anchor and alias", "setup: [&t make test]\ntest: *t\n", with(func(r *Repo) { r.Setup, r.Test = []string{"make test"}, "make test" })},
+		{"allowed_users with and without @", "allowed_users: [alice, \"@Bob-2\"]\n", with(func(r *RepoSettings) { r.AllowedUsers = []string{"alice", "Bob-2"} })},
+		{"allowed_teams lower-cased", "allowed_teams: [Acme/Core-Maintainers, \"@acme/bots\"]\n", with(func(r *RepoSettings) { r.AllowedTeams = []string{"acme/core-maintainers", "acme/bots"} })},
+		{"allow_workflow_changes", "allow_workflow_changes: true\n", with(func(r *RepoSettings) { r.AllowWorkflowChanges = true })},
+		{"branch_prefix with slash", "branch_prefix: bots/fix/\n", with(func(r *RepoSettings) { r.BranchPrefix = "bots/fix/" })},
+		{"branch_prefix with dash", "branch_prefix: bot-\n", with(func(r *RepoSettings) { r.BranchPrefix = "bot-" })},
+		{"labels", "labels: [bot, \"needs review\"]\n", with(func(r *RepoSettings) { r.Labels = []string{"bot", "needs review"} })},
+		{"_extends kept unresolved", "_extends: .github\ntest: make\n", with(func(r *RepoSettings) { r.Extends, r.Test = ".github", "make" })},
+		{"anchor and alias", "setup: [&t make test]\ntest: *t\n", with(func(r *RepoSettings) { r.Setup, r.Test = []string{"make test"}, "make test" })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

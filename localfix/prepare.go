@@ -25,7 +25,7 @@ type fixRun struct {
 	flags Options
 	repo  *userRepo
 	// repoCfg is the repository's configuration file at HEAD.
-	repoCfg config.Repo
+	repoCfg config.RepoSettings
 	task    agent.Task
 	model   agent.Model
 	// agentCfg holds the limits: the operator's, lowered by the

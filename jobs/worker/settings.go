@@ -21,7 +21,7 @@ import (
 type repoSettings struct {
 	// Repo is the repository's configuration; config.DefaultRepo when it
 	// has no file.
-	Repo config.Repo
+	Repo config.RepoSettings
 	// Model is the model the job uses: the repository's, else
 	// AGENTFIX_MODEL.
 	Model string
@@ -118,7 +118,7 @@ func (l *settingsLoader) load(ctx context.Context, installation int64, repo ghap
 }
 
 // sourceOf names the file(s) a configuration came from, for messages.
-func sourceOf(rc config.Repo) string {
+func sourceOf(rc config.RepoSettings) string {
 	if len(rc.Sources) <= 1 {
 		return config.RepoFile
 	}
