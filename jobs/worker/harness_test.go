@@ -140,7 +140,7 @@ func newHarness(t *testing.T, script ...turn) *harness {
 	cfg.MaxSteps, cfg.MaxCostUSD, cfg.MaxDuration = 20, 1, 5*time.Minute
 	cfg.AgentConcurrency, cfg.InteractiveConcurrency = 1, 2
 	h.cfg = cfg
-	if h.cache, err = workspace.NewCache(workspace.CacheOptions{Dir: filepath.Join(h.data, "repos"), Logger: h.logger()}); err != nil {
+	if h.cache, err = workspace.NewCache(workspace.CacheOptions{Dir: filepath.Join(h.data, "repos"), Logger: h.logger(), Sleep: h.waits.sleep}); err != nil {
 		t.Fatal(err)
 	}
 	if h.store, err = runs.New(runs.Options{Dir: filepath.Join(h.data, "runs"), Redis: rdb, Retention: cfg.RunRetention}); err != nil {

@@ -290,13 +290,31 @@ func (w *Worker) giveUp(ctx context.Context, s stage, cause error, attempts int)
 	ctx, cancel := w.reportCtx(ctx)
 	defer cancel()
 	detail := fmt.Sprintf("an internal error stopped the job after %d attempts; the worker's logs have the details.", attempts)
+	res := j.saved.Result
+	var patch string
+	if j.resumed && res.Patch != "" {
+		// The agent's change was saved: it is not lost to the requester.
+		detail = fmt.Sprintf("an internal error stopped the job after %d attempts, after the agent finished; its change is below, and the worker's logs have the details.", attempts)
+		patch = res.Patch
+		if j.rec == nil {
+			rec, err := w.openRun(ctx, j)
+			if err != nil {
+				j.log.Warn("reopen the run record", logattr.Err, err)
+			}
+			j.rec = rec
+			if rec != nil {
+				defer rec.Close()
+			}
+		}
+	}
 	j.log.Error(j.kind+" job failed for good", logattr.Err, cause)
+	w.record(ctx, j, res, func(m *runs.Meta) { m.Status = string(outcome.Failed) })
 	if j.status == nil {
 		return outcome.Failed
 	}
 	j.show(ctx, func(d *report.Status) { d.Phase, d.Outcome, d.Detail = report.PhaseFailed, outcome.Failed, detail })
-	s.ended(ctx, outcome.Failed, "", agent.Result{})
-	if err := s.final(ctx, report.Final{Outcome: outcome.Failed, Detail: detail}, outcome.Failed); err != nil {
+	s.ended(ctx, outcome.Failed, "", res)
+	if err := s.final(ctx, report.Final{Outcome: outcome.Failed, Detail: detail, Patch: patch}, outcome.Failed); err != nil {
 		j.log.Warn("post final comment", logattr.Err, err)
 	}
 	return outcome.Failed

@@ -434,6 +434,40 @@ func TestGivesUpAfterTheLastAttempt(t *testing.T) {
 	}
 }
 
+// TestPushFailsForGood: the git server answers every push with 502; each
+// attempt tries the push several times, and when the last attempt gives up
+// the agent's change is not lost: the final comment carries it and the
+// run record keeps it. The agent ran once.
+func TestPushFailsForGood(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, fixScript(t.TempDir())...)
+	for range 3 * 4 { // 3 attempts of 4 tries each
+		h.f.FailNext(http.MethodPost, "/git/*/*/git-receive-pack", http.StatusBadGateway, nil)
+	}
+	h.startWorker()
+	h.label(hRequester)
+	h.waitFor("the task to be archived", func() bool { return h.taskState() == "archived" })
+	final := h.commentsWith(h.issue, "agentfix:final")
+	if len(final) != 1 || !strings.Contains(final[0].Body, "after the agent finished; its change is below") ||
+		!strings.Contains(final[0].Body, "+\treturn a + b") {
+		t.Fatalf("final comments = %+v, want one with the agent's change", final)
+	}
+	if h.model.calls() != 5 || len(h.prs()) != 0 {
+		t.Errorf("model calls %d, PRs %d; want 5 (one run) and none", h.model.calls(), len(h.prs()))
+	}
+	list, err := h.store.List(t.Context(), 10)
+	if err != nil || len(list) != 1 || list[0].Status != string(outcome.Failed) {
+		t.Fatalf("runs = %+v, %v; want the one run, failed", list, err)
+	}
+	run, err := h.store.Get(t.Context(), list[0].RunID)
+	if err != nil || !strings.Contains(run.Patch, "+\treturn a + b") {
+		t.Errorf("the run record's patch = %q, %v; want the agent's change", run.Patch, err)
+	}
+	if h.f.PendingFaults() != 0 {
+		t.Errorf("%d push faults did not fire", h.f.PendingFaults())
+	}
+}
+
 func TestInteractiveReplies(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

@@ -52,7 +52,14 @@ func goldenCases(t *testing.T, x *Texts, tmpl string, cases []struct {
 	t.Helper()
 	var b strings.Builder
 	for _, c := range cases {
-		out, err := x.render(tmpl, c.data)
+		var out string
+		var err error
+		switch d := c.data.(type) {
+		case Final:
+			out, err = x.Final(d) // with its patch cut, as posted
+		default:
+			out, err = x.render(tmpl, c.data)
+		}
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -153,6 +160,11 @@ func TestFinalGolden(t *testing.T) {
 		{"gave up before a run", with(func(d *Final) {
 			d.Outcome, d.Summary, d.RunID = outcome.Failed, "", ""
 			d.Detail = "an internal error stopped the job after 3 attempts; the worker's logs have the details."
+		})},
+		{"gave up after the agent finished", with(func(d *Final) {
+			d.Outcome = outcome.Failed
+			d.Detail = "an internal error stopped the job after 3 attempts, after the agent finished; its change is below, and the worker's logs have the details."
+			d.Patch = "diff --git a/calc.go b/calc.go\n-\treturn a - b\n+\treturn a + b\n" + strings.Repeat("+// padding\n", 2000)
 		})},
 		{"hostile summary", with(func(d *Final) {
 			d.Outcome, d.PRNumber, d.Summary = outcome.PROpened, 13, hostileSummary

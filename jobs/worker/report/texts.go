@@ -97,7 +97,7 @@ func cutPatch(p string) string {
 	if len(p) <= MaxPatchShown {
 		return p
 	}
-	return strings.ToValidUTF8(p[:MaxPatchShown], "") + "\n… (truncated)"
+	return strings.ToValidUTF8(p[:MaxPatchShown], "") + fmt.Sprintf("\n… (truncated: %d more bytes; the run's record keeps the whole patch)", len(p)-MaxPatchShown)
 }
 
 // RoundFinal is the data of a revise round's reply on its pull request.
