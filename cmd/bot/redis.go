@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -59,4 +60,24 @@ func checkRedis(ctx context.Context, rdb redis.UniversalClient, log *slog.Logger
 	if p := policy["maxmemory-policy"]; p != "" && p != "noeviction" {
 		log.Warn("redis maxmemory-policy is " + p + ", not noeviction: Redis may drop queued tasks under memory pressure")
 	}
+	persistence, err := rdb.ConfigGet(ctx, "save").Result()
+	if err != nil {
+		return
+	}
+	aof, err := rdb.ConfigGet(ctx, "appendonly").Result()
+	if err != nil {
+		return
+	}
+	if w := persistenceWarning(persistence["save"], aof["appendonly"]); w != "" {
+		log.Warn(w)
+	}
+}
+
+// persistenceWarning says what a Redis with neither snapshots (save) nor
+// an append-only file keeps on a restart: nothing.
+func persistenceWarning(save, appendonly string) string {
+	if strings.TrimSpace(save) != "" || appendonly == "yes" {
+		return ""
+	}
+	return "redis has neither RDB snapshots (save) nor an append-only file (appendonly): a restart loses queued jobs and delivery claims; the worker's sweep then ends their status comments as lost (set appendonly yes)"
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -137,7 +139,50 @@ func (w *Worker) openRun(ctx context.Context, j *job) (*runs.Run, error) {
 	if j.resumed {
 		return w.opts.Runs.Open(ctx, j.saved.RunID, m)
 	}
-	return w.opts.Runs.Create(ctx, m)
+	prev, err := w.store.JobRun(ctx, j.key)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := w.opts.Runs.Create(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.store.SetJobRun(ctx, j.key, rec.ID()); err != nil {
+		rec.Close()
+		return nil, err
+	}
+	if prev != "" {
+		// An earlier attempt crashed while its agent ran: its run ends
+		// here, and its working copy goes.
+		w.endRun(ctx, j.log, prev, outcome.Interrupted, "the worker stopped during this attempt; the job was tried again")
+	}
+	return rec, nil
+}
+
+// endRun marks run id, left "running" by an attempt that never ended it,
+// as ended with o and reason, and removes its working copy. Failures are
+// logged.
+func (w *Worker) endRun(ctx context.Context, log *slog.Logger, id string, o outcome.Outcome, reason string) {
+	if err := removeTree(filepath.Join(w.checkout.jobsDir, id)); err != nil {
+		log.Warn("remove the working copy of an ended run", logattr.RunID, id, logattr.Err, err)
+	}
+	if r, err := w.opts.Runs.Get(ctx, id); errors.Is(err, runs.ErrNotFound) || err == nil && r.Meta.Status != runs.StatusRunning {
+		return
+	}
+	rec, err := w.opts.Runs.Open(ctx, id, runs.Meta{})
+	if err == nil {
+		defer rec.Close()
+		err = rec.Update(func(m *runs.Meta) {
+			m.Status, m.ExitReason, m.Ended = string(o), reason, w.now()
+			m.Duration = m.Ended.Sub(m.Started)
+		})
+		if err == nil {
+			err = rec.Save(ctx)
+		}
+	}
+	if err != nil {
+		log.Warn("end a run left running", logattr.RunID, id, logattr.Err, err)
+	}
 }
 
 // publishResult reports the agent's result by its exit status: a change is

@@ -313,3 +313,41 @@ func (s *Store) ClaimOnce(ctx context.Context, c Claim) (bool, error) {
 func (s *Store) Unclaim(ctx context.Context, c Claim) {
 	s.rdb.Del(context.WithoutCancel(ctx), c.key)
 }
+
+// SetJobRun remembers runID as the run of job key's current attempt.
+func (s *Store) SetJobRun(ctx context.Context, key, runID string) error {
+	if err := s.rdb.Set(ctx, jobRunPrefix+key, runID, jobRunTTL).Err(); err != nil {
+		return fmt.Errorf("remember the run of %s: %w", key, err)
+	}
+	return nil
+}
+
+// JobRun returns the run of job key's latest attempt, "" when it has none.
+func (s *Store) JobRun(ctx context.Context, key string) (string, error) {
+	v, err := s.rdb.Get(ctx, jobRunPrefix+key).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("the run of %s: %w", key, err)
+	}
+	return v, nil
+}
+
+// Lead makes this caller the leader of name for ttl, when no one else is:
+// one worker of many runs a periodic sweep. release gives the lead up.
+func (s *Store) Lead(ctx context.Context, name string, ttl time.Duration) (release func(), ok bool, err error) {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	token := hex.EncodeToString(b[:])
+	k := leaderPrefix + name
+	ok, err = s.rdb.SetNX(ctx, k, token, ttl).Result()
+	if err != nil || !ok {
+		return func() {}, false, err
+	}
+	return func() {
+		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = releaseLock.Run(rctx, s.rdb, []string{k}, token).Err()
+	}, true, nil
+}
