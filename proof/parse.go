@@ -35,7 +35,7 @@ type Input struct {
 // and the output's tail.
 func Parse(in Input) Run {
 	ls := lines(in.Output)
-	run := Run{Command: in.Command, ExitCode: in.ExitCode, TimedOut: in.TimedOut, Tail: tail(ls)}
+	run := Run{Command: in.Command, ExitCode: in.ExitCode, TimedOut: in.TimedOut, Cut: cut(ls), Tail: tail(ls)}
 	formats := CommandFormats(in.Command)
 	if len(formats) == 0 {
 		formats = outputFormats(ls)
@@ -82,7 +82,7 @@ func Parse(in Input) Run {
 	if len(run.Formats) == 0 {
 		return run
 	}
-	run.Complete = complete && !in.TimedOut && !cut(ls)
+	run.Complete = complete && !in.TimedOut && !run.Cut
 	for _, t := range tests {
 		run.Tests = append(run.Tests, t)
 	}

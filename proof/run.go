@@ -93,6 +93,9 @@ type Run struct {
 	// cut and the command did not time out or stop early. A run that is not
 	// complete may have failures its results do not show.
 	Complete bool
+	// Cut reports whether the output was cut in the middle (a head+tail
+	// cap's elision line).
+	Cut bool
 	// Tail holds the last TailLines lines of the output.
 	Tail string
 	// Warnings says what could not be read: a report that is not JUnit XML.

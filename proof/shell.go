@@ -2,8 +2,8 @@ package proof
 
 import "strings"
 
-// token is a word or an operator of a shell command line.
-type token struct {
+// shellToken is a word or an operator of a shell command line.
+type shellToken struct {
 	word string
 	op   string // "&&", "||", ";", "|", "&", "(", ")", or a redirection
 }
@@ -12,13 +12,13 @@ type token struct {
 // operators: quotes and backslashes are removed, comments dropped. plain is
 // false when the line has what this reader does not follow: command
 // substitution, variables, globs, here-documents, an unterminated quote.
-func shellTokens(s string) (toks []token, plain bool) {
+func shellTokens(s string) (toks []shellToken, plain bool) {
 	plain = true
 	var w strings.Builder
 	inWord := false
 	flush := func() {
 		if inWord {
-			toks = append(toks, token{word: w.String()})
+			toks = append(toks, shellToken{word: w.String()})
 			w.Reset()
 			inWord = false
 		}
@@ -69,14 +69,14 @@ func shellTokens(s string) (toks []token, plain bool) {
 			i--
 		case c == '\n' || c == ';' || c == '(' || c == ')':
 			flush()
-			toks = append(toks, token{op: string(c)})
+			toks = append(toks, shellToken{op: string(c)})
 		case c == '&' || c == '|':
 			flush()
 			if i+1 < len(s) && s[i+1] == c {
-				toks = append(toks, token{op: s[i : i+2]})
+				toks = append(toks, shellToken{op: s[i : i+2]})
 				i++
 			} else {
-				toks = append(toks, token{op: string(c)})
+				toks = append(toks, shellToken{op: string(c)})
 			}
 		case c == '>' || c == '<':
 			// A redirection, with a file descriptor before it when the word
@@ -102,7 +102,7 @@ func shellTokens(s string) (toks []token, plain bool) {
 			if strings.HasPrefix(op, "<<") {
 				plain = false
 			}
-			toks = append(toks, token{op: op})
+			toks = append(toks, shellToken{op: op})
 			plain = false
 		case c == '$' || c == '`' || c == '*' || c == '?' || c == '~' && !inWord || c == '{' && !inWord:
 			plain = false
