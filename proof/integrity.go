@@ -201,7 +201,9 @@ func diffOnlyTests(f fileDiff) []TestChange {
 			out = append(out, TestChange{f.oldPath, name, line, "deleted"})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind || out[i].Kind == out[j].Kind && out[i].Line < out[j].Line })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Kind < out[j].Kind || out[i].Kind == out[j].Kind && out[i].Line < out[j].Line
+	})
 	return out
 }
 
