@@ -32,6 +32,7 @@ var allowed = map[string][]string{
 	"tools":              {"agent", "workspace", "config"},
 	"workspace":          {"config"},
 	"deploy":             {},
+	"proof":              {},
 	"runs":               {"config"},
 	"admin":              {"config", "runs", "agent"},
 	"redeliver":          {"ghapp", "config"},
