@@ -55,7 +55,7 @@ func parseCargo(ls []string) results {
 	for _, l := range ls {
 		if l == elided {
 			p.endOut()
-			p.cut, p.open, p.inErr = true, false, false
+			p.cut, p.open, p.inErr, p.suite = true, false, false, ""
 			continue
 		}
 		p.line(l)

@@ -73,13 +73,18 @@ type goParser struct {
 	jended   map[string]bool
 	// failed marks the packages with a failed test.
 	failed map[string]bool
+	// blockCut is set while the block being read lost lines to a cut;
+	// jcut marks the -json packages that did.
+	blockCut bool
+	afterCut bool
+	jcut     map[string]bool
 }
 
 func parseGo(ls []string) results {
 	p := &goParser{
 		c: newCollector(), block: map[string]*goTest{}, build: map[string][]string{},
 		jtests: map[string]*goTest{}, jpkgOut: map[string][]string{},
-		jstarted: map[string]bool{}, jended: map[string]bool{}, failed: map[string]bool{},
+		jstarted: map[string]bool{}, jended: map[string]bool{}, failed: map[string]bool{}, jcut: map[string]bool{},
 	}
 	for _, l := range ls {
 		if l == elided {
@@ -110,8 +115,13 @@ func parseGo(ls []string) results {
 // being read (their package line may be gone), the test whose output was
 // being read.
 func (p *goParser) elision() {
-	p.cut = true
+	p.cut, p.blockCut, p.afterCut = true, true, true
 	p.block, p.border, p.cur, p.loose = map[string]*goTest{}, nil, nil, nil
+	for pkg := range p.jstarted {
+		if !p.jended[pkg] {
+			p.jcut[pkg] = true
+		}
+	}
 	p.building, p.timeout = "", ""
 	for id, t := range p.jtests {
 		t.out = append(t.out, "[…]")
@@ -224,10 +234,11 @@ func (p *goParser) pkgLine(verdict, pkg, broke, rest string) {
 		p.add(pkg, t)
 		failedTest = failedTest || t.status == Failed
 	}
-	if verdict == "FAIL" && broke == "" && !failedTest {
+	if verdict == "FAIL" && broke == "" && !failedTest && !p.blockCut {
 		s.Error, s.Message = "exited", message(p.loose)
 	}
 	p.block, p.border, p.cur, p.loose, p.timeout = map[string]*goTest{}, nil, nil, nil, ""
+	p.blockCut = false
 	p.building = ""
 }
 
@@ -304,6 +315,8 @@ func (p *goParser) event(ev goEvent) {
 	}
 	if ev.Action == "start" {
 		p.jstarted[ev.Package] = true
+	} else if !p.jstarted[ev.Package] && p.afterCut {
+		p.jcut[ev.Package] = true // its start was cut
 	}
 	key := ev.Package + " " + ev.Test
 	if ev.Test != "" {
@@ -374,8 +387,8 @@ func (p *goParser) jsonPkgEnd(ev goEvent) {
 			continue
 		}
 		delete(p.jtests, key)
-		if ev.Action != "fail" {
-			continue
+		if ev.Action != "fail" || p.jcut[pkg] {
+			continue // the test's end may have been cut
 		}
 		t.status = Failed
 		if len(goMessage(t.out)) == 0 {
@@ -385,7 +398,7 @@ func (p *goParser) jsonPkgEnd(ev goEvent) {
 		failedTest = true
 	}
 	failedTest = failedTest || p.failed[pkg]
-	if ev.Action == "fail" && s.Error == "" && !failedTest {
+	if ev.Action == "fail" && s.Error == "" && !failedTest && !p.jcut[pkg] {
 		var loose []string
 		for _, l := range out {
 			if !goPkgRE.MatchString(l) && l != "FAIL" {

@@ -61,13 +61,14 @@ type pytestParser struct {
 	progress  map[string]string // file → its progress characters
 	lastFile  string
 	summaries map[string]string // id → message of its summary line
+	pending   string            // the -v test whose status has not come yet
 }
 
 func parsePytest(ls []string, dir string) results {
 	p := &pytestParser{dir: dir, c: newCollector(), progress: map[string]string{}, summaries: map[string]string{}}
 	for _, l := range ls {
 		if l == elided {
-			p.cut, p.block, p.lastFile = true, nil, ""
+			p.cut, p.block, p.lastFile, p.pending = true, nil, "", ""
 			continue
 		}
 		p.line(l)
@@ -134,12 +135,43 @@ func (p *pytestParser) line(l string) {
 		p.result(strings.TrimSpace(m[2]), m[1])
 		return
 	}
-	if id, rest, ok := pyNodeID(pyPercentRE.ReplaceAllString(l, "")); ok {
+	l = pyPercentRE.ReplaceAllString(l, "")
+	if id, rest, ok := pyNodeID(l); ok && strings.Contains(id, "::") {
 		word, _, _ := strings.Cut(rest, " ")
 		if _, known := pyStatus[word]; known {
 			p.result(id, word)
+			p.pending = ""
+			return
+		}
+		// The test printed (pytest -s) before its status: the status comes
+		// at the end of a later line.
+		p.pending = id
+		l = rest
+	}
+	if p.pending != "" {
+		fields := strings.Fields(l)
+		for _, w := range []string{firstField(fields), lastField(fields)} {
+			if _, known := pyStatus[w]; known {
+				p.result(p.pending, w)
+				p.pending = ""
+				return
+			}
 		}
 	}
+}
+
+func firstField(fs []string) string {
+	if len(fs) == 0 {
+		return ""
+	}
+	return fs[0]
+}
+
+func lastField(fs []string) string {
+	if len(fs) == 0 {
+		return ""
+	}
+	return fs[len(fs)-1]
 }
 
 func isPySection(s string) bool {
