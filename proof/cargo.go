@@ -3,7 +3,6 @@ package proof
 import (
 	"path"
 	"regexp"
-	"slices"
 	"strings"
 )
 
@@ -25,7 +24,7 @@ var (
 	// previous error".
 	cargoCompileRE = regexp.MustCompile("^error: could not compile `([^`]+)`(?: \\(([^)]*)\\))?")
 	cargoErrorRE   = regexp.MustCompile(`^error(?:\[E\d+\])?: `)
-	cargoPosRE     = regexp.MustCompile(`^\s*--> ([^\s:]+):\d+:\d+$`)
+	cargoPosRE     = regexp.MustCompile(`^\s*--> ([^\s:]+):(\d+):\d+$`)
 	// cargoStopRE matches the error cargo ends a run with at the first
 	// failing binary; cargoAllRE the one that ends a --no-fail-fast run.
 	cargoStopRE = regexp.MustCompile(`^error: (?:test|doctest) failed, to rerun pass `)
@@ -111,8 +110,8 @@ func (p *cargoParser) line(l string) {
 		s.Status, s.Error = Failed, "build failed"
 		s.Message = message(p.errs)
 		for _, e := range p.errs {
-			if m := cargoPosRE.FindStringSubmatch(e); m != nil && !slices.Contains(s.Files, m[1]) {
-				s.Files = append(s.Files, m[1])
+			if m := cargoPosRE.FindStringSubmatch(e); m != nil {
+				s.addPlace("", m[1], atoi(m[2]))
 			}
 		}
 		p.errs = nil

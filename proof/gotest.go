@@ -19,7 +19,7 @@ var (
 	// "# pkg [pkg.test]".
 	goBuildRE = regexp.MustCompile(`^# (\S+)(?: \[(\S+)\])?$`)
 	// goPosRE finds the file of a compiler or vet error: "a/b_test.go:6:5:".
-	goPosRE = regexp.MustCompile(`(?:^|\s)(?:vet: )?([^\s:]+\.go):\d+(?::\d+)?:`)
+	goPosRE = regexp.MustCompile(`(?:^|\s)(?:vet: )?([^\s:]+\.go):(\d+)(?::\d+)?:`)
 	// goTimeoutRE matches the panic of a test binary that ran out of time.
 	goTimeoutRE = regexp.MustCompile(`^panic: test timed out after \S+`)
 	// goRunningRE matches a test named under "running tests:".
@@ -208,7 +208,7 @@ func (p *goParser) pkgLine(verdict, pkg, broke, rest string) {
 	case broke != "":
 		s.Status, s.Error = Failed, broke
 		s.Message = message(p.build[pkg])
-		s.Files = goFiles(p.build[pkg])
+		goPlaces(s, p.build[pkg])
 	case verdict == "?":
 		s.Status = Skipped
 	case verdict == "ok" && strings.Contains(rest, "[no tests to run]"):
@@ -283,20 +283,14 @@ func goMessage(out []string) []string {
 	return kept
 }
 
-// goFiles returns the files build output points at.
-func goFiles(out []string) []string {
-	var files []string
-	seen := map[string]bool{}
+// goPlaces records the positions build output points at; go prints them
+// relative to the directory go test ran in.
+func goPlaces(s *Suite, out []string) {
 	for _, l := range out {
 		for _, m := range goPosRE.FindAllStringSubmatch(l, -1) {
-			f := strings.TrimPrefix(m[1], "./")
-			if !seen[f] {
-				seen[f] = true
-				files = append(files, f)
-			}
+			s.addPlace("", m[1], atoi(m[2]))
 		}
 	}
-	return files
 }
 
 func (p *goParser) event(ev goEvent) {
@@ -376,7 +370,8 @@ func (p *goParser) jsonPkgEnd(ev goEvent) {
 			if setupFailed(out) {
 				s.Error = "setup failed"
 			}
-			s.Message, s.Files = message(build), goFiles(build)
+			s.Message = message(build)
+			goPlaces(s, build)
 			break
 		}
 	}

@@ -78,9 +78,9 @@ type TestChange struct {
 	// Name is the test as its file names it: TestX, test_x, Class::test_x,
 	// "describe › it", mod::test_x, method.
 	Name string
-	// Line is its first line after the change (before it, for a deleted
-	// test).
-	Line int
+	// Line and End are its first and last lines after the change (before
+	// it, for a deleted test); End is 0 when only the diff was read.
+	Line, End int
 	// Kind is "added", "edited" or "deleted".
 	Kind string
 }
@@ -127,15 +127,15 @@ func changedTests(f fileDiff, c Change) []TestChange {
 		o, existed := old[tf.name]
 		switch {
 		case !existed:
-			out = append(out, TestChange{p, tf.name, tf.start, "added"})
+			out = append(out, TestChange{Path: p, Name: tf.name, Line: tf.start, End: tf.end, Kind: "added"})
 		case touches(f, o, tf):
-			out = append(out, TestChange{p, tf.name, tf.start, "edited"})
+			out = append(out, TestChange{Path: p, Name: tf.name, Line: tf.start, End: tf.end, Kind: "edited"})
 		}
 	}
 	var gone []TestChange
 	for name, tf := range old {
 		if !seen[name] {
-			gone = append(gone, TestChange{f.oldPath, name, tf.start, "deleted"})
+			gone = append(gone, TestChange{Path: f.oldPath, Name: name, Line: tf.start, End: tf.end, Kind: "deleted"})
 		}
 	}
 	sort.Slice(gone, func(i, j int) bool { return gone[i].Line < gone[j].Line })
@@ -193,12 +193,12 @@ func diffOnlyTests(f fileDiff) []TestChange {
 	var out []TestChange
 	for name, line := range added {
 		if _, ok := removed[name]; !ok {
-			out = append(out, TestChange{f.path(), name, line, "added"})
+			out = append(out, TestChange{Path: f.path(), Name: name, Line: line, Kind: "added"})
 		}
 	}
 	for name, line := range removed {
 		if _, ok := added[name]; !ok {
-			out = append(out, TestChange{f.oldPath, name, line, "deleted"})
+			out = append(out, TestChange{Path: f.oldPath, Name: name, Line: line, Kind: "deleted"})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

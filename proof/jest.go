@@ -20,7 +20,7 @@ var (
 	jestCodeRE = regexp.MustCompile(`^\s*(?:>\s*)?\d+ \|`)
 	// jsAtRE finds the file of a stack frame: "at f (src/a.test.js:8:23)"
 	// or "at src/a.test.js:8:23".
-	jsAtRE = regexp.MustCompile(`\bat (?:.*\()?((?:file://)?[^\s()]+?):\d+:\d+\)?$`)
+	jsAtRE = regexp.MustCompile(`\bat (?:.*\()?((?:file://)?[^\s()]+?):(\d+):\d+\)?$`)
 	// jsImportedRE finds the file an import failed in: "imported from
 	// /w/src/a.test.js", "from 'src/a.test.js'".
 	jsImportedRE = regexp.MustCompile(`(?:imported from|from) '?((?:file://)?[^\s']+\.[cm]?[jt]sx?)'?`)
@@ -49,29 +49,22 @@ var jsStatus = map[string]Status{
 	"○": Skipped, "✎": Skipped, "↓": Skipped, "□": Skipped,
 }
 
-// jsFiles returns the repository's files a JavaScript error points at,
-// outside node_modules.
-func jsFiles(dir string, body []string) []string {
-	var files []string
-	seen := map[string]bool{}
-	add := func(f string) {
-		if strings.Contains(f, "node_modules/") || strings.HasPrefix(f, "node:") {
-			return
-		}
-		if rel, ok := relPath(dir, f); ok && !seen[rel] {
-			seen[rel] = true
-			files = append(files, rel)
+// jsPlaces records the repository's places a JavaScript error points
+// at, outside node_modules.
+func jsPlaces(s *Suite, dir string, body []string) {
+	add := func(f string, line int) {
+		if !strings.Contains(f, "node_modules/") && !strings.HasPrefix(f, "node:") {
+			s.addPlace(dir, f, line)
 		}
 	}
 	for _, l := range body {
 		if m := jsAtRE.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
-			add(m[1])
+			add(m[1], atoi(m[2]))
 		}
 		for _, m := range jsImportedRE.FindAllStringSubmatch(l, -1) {
-			add(m[1])
+			add(m[1], 0)
 		}
 	}
-	return files
 }
 
 // jestMessage keeps a Jest or Vitest failure's text up to its code frame,
@@ -207,7 +200,7 @@ func (p *jestParser) flush() {
 		p.fail.Message = jestMessage(p.body)
 	case p.suite != nil:
 		p.suite.Message = jestMessage(p.body)
-		p.suite.Files = jsFiles(p.dir, p.body)
+		jsPlaces(p.suite, p.dir, p.body)
 	}
 	p.fail, p.suite, p.body = nil, nil, nil
 }
@@ -300,7 +293,7 @@ func (p *vitestParser) flush() {
 		p.fail.Message = jestMessage(p.body)
 	case p.suite != nil:
 		p.suite.Message = jestMessage(p.body)
-		p.suite.Files = jsFiles(p.dir, p.body)
+		jsPlaces(p.suite, p.dir, p.body)
 	}
 	p.fail, p.suite, p.body = nil, nil, nil
 }
@@ -356,7 +349,8 @@ func parseJSReport(ls []string, dir string) (results, bool) {
 			}
 			if len(f.AssertionResults) == 0 && f.Status == "failed" {
 				body := splitLines(f.Message)
-				s.Error, s.Message, s.Files = "failed to run", jestMessage(body), jsFiles(dir, body)
+				s.Error, s.Message = "failed to run", jestMessage(body)
+				jsPlaces(s, dir, body)
 			}
 			for _, a := range f.AssertionResults {
 				name := strings.Join(append(append([]string(nil), a.AncestorTitles...), a.Title), sep)

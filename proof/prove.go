@@ -46,6 +46,11 @@ type Unproven struct {
 	// on the change", "did not run on the change", "does not build on the
 	// base commit for another reason: …".
 	Reason string
+	// BlockedBy is set when the test's result on the base commit was hidden
+	// by another test file of the change that does not build there (Go
+	// builds a package's test files together): run the proof again without
+	// that file, and this test may be proven.
+	BlockedBy string
 }
 
 // Proof is the regression proof of a change's tests.
@@ -74,10 +79,12 @@ type Proof struct {
 // was.
 func Prove(in ProofInput) Proof {
 	var p Proof
-	for _, tc := range candidates(in) {
-		r, why := prove(in, tc)
-		if why != "" {
-			p.Unproven = append(p.Unproven, Unproven{Path: tc.Path, Name: tc.Name, Reason: why})
+	cands := candidates(in)
+	for _, tc := range cands {
+		r, u := prove(in, tc, cands)
+		if u.Reason != "" {
+			u.Path, u.Name = tc.Path, tc.Name
+			p.Unproven = append(p.Unproven, u)
 			continue
 		}
 		p.Proven = append(p.Proven, r)
@@ -113,27 +120,28 @@ func candidates(in ProofInput) []TestChange {
 	return out
 }
 
-func prove(in ProofInput, tc TestChange) (Regression, string) {
+func prove(in ProofInput, tc TestChange, cands []TestChange) (Regression, Unproven) {
+	no := func(why string) (Regression, Unproven) { return Regression{}, Unproven{Reason: why} }
 	cases := casesOf(in.Change, tc)
 	if len(cases) == 0 {
 		for _, s := range in.Change.SuiteErrors() {
 			if suiteHolds(s.Name, tc.Path) || slices.Contains(s.Files, tc.Path) {
-				return Regression{}, fmt.Sprintf("its suite failed on the change (%s)", s.Error)
+				return no(fmt.Sprintf("its suite failed on the change (%s)", s.Error))
 			}
 		}
-		return Regression{}, "did not run on the change"
+		return no("did not run on the change")
 	}
 	var passed []Test
 	for _, c := range cases {
 		switch c.Status {
 		case Failed:
-			return Regression{}, "fails on the change"
+			return no("fails on the change")
 		case Passed:
 			passed = append(passed, c)
 		}
 	}
 	if len(passed) == 0 {
-		return Regression{}, "skipped on the change"
+		return no("skipped on the change")
 	}
 	why := ""
 	for _, c := range passed {
@@ -144,7 +152,7 @@ func prove(in ProofInput, tc TestChange) (Regression, string) {
 			if msg == "" {
 				msg = subtestFailure(in.Base, bt)
 			}
-			return Regression{Path: tc.Path, Name: tc.Name, ID: c.ID, BaseFailure: msg}, ""
+			return Regression{Path: tc.Path, Name: tc.Name, ID: c.ID, BaseFailure: msg}, Unproven{}
 		case ok && bt.Status == Passed:
 			why = "passes on the base commit"
 		case ok:
@@ -157,13 +165,62 @@ func prove(in ProofInput, tc TestChange) (Regression, string) {
 				}
 				continue
 			}
-			if bad := foreignError(s, in.Files); bad != "" {
-				return Regression{}, "does not build on the base commit for another reason: " + bad
+			first, _, _ := strings.Cut(s.Message, "\n")
+			if first == "" {
+				first = s.Error
 			}
-			return Regression{Path: tc.Path, Name: tc.Name, ID: c.ID, BaseFailure: s.Message, BuildFailure: true}, ""
+			own, blockedBy, retry, foreign := buildBlame(s, tc, cands, in.Files)
+			switch {
+			case foreign:
+				return no("does not build on the base commit for another reason: " + first)
+			case !own:
+				return Regression{}, Unproven{Reason: "did not build on the base commit because of " + blockedBy + ": " + first, BlockedBy: retry}
+			}
+			return Regression{Path: tc.Path, Name: tc.Name, ID: c.ID, BaseFailure: s.Message, BuildFailure: true}, Unproven{}
 		}
 	}
-	return Regression{}, why
+	return no(why)
+}
+
+// buildBlame reads where the errors of a suite that did not build on the
+// base commit point. foreign: at a file that is not one of the change's
+// test files, at no file, or at a missing dependency. own: at test tc
+// itself: its body, or the top level of its file (imports, helpers). Else
+// blockedBy names what they point at instead: another test of the change
+// in the same file, or another test file (then retry names that file).
+func buildBlame(s Suite, tc TestChange, cands []TestChange, testFiles []string) (own bool, blockedBy, retry string, foreign bool) {
+	if len(s.Places) == 0 || dependencyRE.MatchString(s.Message) {
+		return false, "", "", true
+	}
+	for _, pl := range s.Places {
+		if !slices.ContainsFunc(testFiles, func(t string) bool { return samePath(pl.File, t) }) {
+			return false, "", "", true
+		}
+	}
+	for _, pl := range s.Places {
+		if !samePath(pl.File, tc.Path) {
+			if blockedBy == "" {
+				blockedBy, retry = pl.File, pl.File
+			}
+			continue
+		}
+		if tc.End == 0 || pl.Line == 0 || tc.Line <= pl.Line && pl.Line <= tc.End {
+			return true, "", "", false
+		}
+		other := ""
+		for _, o := range cands {
+			if o.Path == tc.Path && o.End > 0 && o.Line <= pl.Line && pl.Line <= o.End {
+				other = o.Name
+			}
+		}
+		if other == "" {
+			return true, "", "", false // the file's top level: an import, a helper
+		}
+		if blockedBy == "" {
+			blockedBy = "test " + other + " in the same file"
+		}
+	}
+	return false, blockedBy, retry, false
 }
 
 // casesOf returns the run's results of test tc: its cases (a parametrised
@@ -207,26 +264,6 @@ func buildFailure(r Run, suite, f string) (Suite, bool) {
 // dependencyRE matches errors about a missing dependency rather than
 // missing code: they do not prove a test.
 var dependencyRE = regexp.MustCompile(`no required module provides package|missing go\.sum entry|cannot find module providing package|is not in std|cannot find package|can't find crate for|E0463|Cannot find module '[^./][^']*'|Cannot find package '`)
-
-// foreignError returns the first line of s's errors when they do not
-// prove anything about the test: they point at a file that is not one of
-// the change's test files, at no file, or at a missing dependency; "" when
-// they all point into the test files.
-func foreignError(s Suite, testFiles []string) string {
-	first, _, _ := strings.Cut(s.Message, "\n")
-	if first == "" {
-		first = s.Error
-	}
-	if len(s.Files) == 0 || dependencyRE.MatchString(s.Message) {
-		return first
-	}
-	for _, f := range s.Files {
-		if !slices.ContainsFunc(testFiles, func(t string) bool { return samePath(f, t) }) {
-			return first
-		}
-	}
-	return ""
-}
 
 // samePath reports whether two relative paths name the same file, one
 // possibly relative to a subdirectory of the other's root.
@@ -312,4 +349,67 @@ func titleMatches(got, title string) bool {
 	b.WriteString(regexp.QuoteMeta(title[last:]) + "$")
 	re, err := regexp.Compile(b.String())
 	return err == nil && re.MatchString(got)
+}
+
+// Retry returns what to prove again when test files of the change that do
+// not build on the base commit hid other tests' results (BlockedBy): the
+// change's test files without the blocking ones, and the blocked tests.
+// Both are empty when there is nothing to retry. Run the narrowed command
+// with them on both sides again, Prove, and Merge the result.
+func (p Proof) Retry(files []string, tests []TestChange) ([]string, []TestChange) {
+	blocking := map[string]bool{}
+	blocked := map[string]bool{}
+	for _, u := range p.Unproven {
+		if u.BlockedBy != "" {
+			blocking[u.BlockedBy] = true
+			blocked[u.Path+"\x00"+u.Name] = true
+		}
+	}
+	if len(blocked) == 0 {
+		return nil, nil
+	}
+	var fs []string
+	for _, f := range files {
+		if !slices.ContainsFunc(keys(blocking), func(b string) bool { return samePath(b, f) }) {
+			fs = append(fs, f)
+		}
+	}
+	var ts []TestChange
+	for _, t := range tests {
+		if blocked[t.Path+"\x00"+t.Name] && slices.Contains(fs, t.Path) {
+			ts = append(ts, t)
+		}
+	}
+	if len(ts) == 0 {
+		return nil, nil
+	}
+	return fs, ts
+}
+
+// Merge returns p with the results of a retry in place of the tests it
+// retried.
+func (p Proof) Merge(retry Proof) Proof {
+	redone := map[string]bool{}
+	for _, r := range retry.Proven {
+		redone[r.Path+"\x00"+r.Name] = true
+	}
+	for _, u := range retry.Unproven {
+		redone[u.Path+"\x00"+u.Name] = true
+	}
+	out := Proof{Proven: append(append([]Regression(nil), p.Proven...), retry.Proven...)}
+	for _, u := range p.Unproven {
+		if !redone[u.Path+"\x00"+u.Name] {
+			out.Unproven = append(out.Unproven, u)
+		}
+	}
+	out.Unproven = append(out.Unproven, retry.Unproven...)
+	return out
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }

@@ -29,9 +29,9 @@ var (
 	pyBlockRE = regexp.MustCompile(`^_{3,} (.+?) _{3,}$`)
 	// pyFrameRE matches a traceback frame: "tests/test_a.py:3: in <module>"
 	// or the last line of a failure: "tests/test_a.py:11: AssertionError".
-	pyFrameRE = regexp.MustCompile(`^(\S+\.py):\d+: (.*)$`)
+	pyFrameRE = regexp.MustCompile(`^(\S+\.py):(\d+): (.*)$`)
 	// pyFileRE matches the frames Python prints itself: File "x.py", line 3.
-	pyFileRE = regexp.MustCompile(`File "([^"]+\.py)", line \d+`)
+	pyFileRE = regexp.MustCompile(`File "([^"]+\.py)", line (\d+)`)
 )
 
 var pyStatus = map[string]Status{
@@ -257,7 +257,7 @@ func (p *pytestParser) finish() {
 			s := p.c.suite(f)
 			s.Error = "collection error"
 			s.Message = pyMessage(b.body)
-			s.Files = p.pyFiles(b.body)
+			p.pyPlaces(s, b.body)
 		}
 	}
 	for _, id := range p.c.torder {
@@ -367,25 +367,16 @@ func pyMessage(body []string) string {
 	return message(es)
 }
 
-// pyFiles returns the repository's files a traceback passes through.
-func (p *pytestParser) pyFiles(body []string) []string {
-	var files []string
-	seen := map[string]bool{}
-	add := func(f string) {
-		if rel, ok := relPath(p.dir, f); ok && !seen[rel] {
-			seen[rel] = true
-			files = append(files, rel)
-		}
-	}
+// pyPlaces records the repository's places a traceback passes through.
+func (p *pytestParser) pyPlaces(s *Suite, body []string) {
 	for _, l := range body {
 		if m := pyFrameRE.FindStringSubmatch(l); m != nil {
-			add(m[1])
+			s.addPlace(p.dir, m[1], atoi(m[2]))
 		}
 		for _, m := range pyFileRE.FindAllStringSubmatch(l, -1) {
-			add(m[1])
+			s.addPlace(p.dir, m[1], atoi(m[2]))
 		}
 	}
-	return files
 }
 
 // relPath returns p relative to dir, the directory the command ran in; ok

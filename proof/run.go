@@ -1,7 +1,9 @@
 package proof
 
 import (
+	"slices"
 	"sort"
+	"strconv"
 )
 
 // Status is the outcome of one test or suite.
@@ -69,8 +71,30 @@ type Suite struct {
 	// compiler's errors, the import error, the panic.
 	Message string
 	// Files lists the source files, relative to the directory the command
-	// ran in, that the suite's build or collection errors point at.
-	Files []string
+	// ran in, that the suite's build or collection errors point at;
+	// Places the positions, in the order the errors name them.
+	Files  []string
+	Places []Place
+}
+
+// Place is a position in a source file an error points at; Line is 0 when
+// the error names only the file.
+type Place struct {
+	File string
+	Line int
+}
+
+// addPlace records that s's errors point at line of file f, a path as the
+// tool printed it: made relative to dir, left out when outside it.
+func (s *Suite) addPlace(dir, f string, line int) {
+	rel, ok := relPath(dir, f)
+	if !ok {
+		return
+	}
+	s.Places = append(s.Places, Place{rel, line})
+	if !slices.Contains(s.Files, rel) {
+		s.Files = append(s.Files, rel)
+	}
 }
 
 // Run is what one run of a test command showed.
@@ -216,4 +240,9 @@ func (c *collector) results() ([]Test, []Suite) {
 		ss = append(ss, *s)
 	}
 	return ts, ss
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }

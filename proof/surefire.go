@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 )
@@ -17,7 +16,7 @@ var (
 	// javacRE matches a compiler error: Maven's "[ERROR] /w/src/A.java:[9,29]
 	// cannot find symbol", Gradle's "/w/src/A.java:9: error: …", Kotlin's
 	// "e: file:///w/src/A.kt:9:5 …".
-	javacRE = regexp.MustCompile(`^(?:\[ERROR\] |e: )?((?:file://)?\S+\.(?:java|kt|groovy|scala))(?::\[\d+,\d+\]|:\d+(?::\d+)?:?)(?: error:)? (.+)$`)
+	javacRE = regexp.MustCompile(`^(?:\[ERROR\] |e: )?((?:file://)?\S+\.(?:java|kt|groovy|scala))(?::\[(\d+),\d+\]|:(\d+)(?::\d+)?:?)(?: error:)? (.+)$`)
 	// mavenGoalRE matches the line Maven names the failed compile goal with.
 	mavenGoalRE = regexp.MustCompile(`^\[ERROR\] Failed to execute goal \S+:((?:test)?[cC]ompile) \([^)]*\) on project (\S+): Compilation failure`)
 	// gradleTaskRE matches Gradle's failed compile task: "> Task
@@ -90,14 +89,12 @@ func parseSurefire(reports map[string][]byte, ls []string, in Input) (results, [
 	}
 	broken, skipped, testFailures := false, false, false
 	var errs []string
-	var files []string
+	var places []Place
 	inErr := false
 	for _, l := range ls {
 		if m := javacRE.FindStringSubmatch(l); m != nil {
 			errs, inErr = append(errs, strings.TrimPrefix(l, "[ERROR] ")), true
-			if rel, ok := relPath(in.Dir, m[1]); ok && !slices.Contains(files, rel) {
-				files = append(files, rel)
-			}
+			places = append(places, Place{m[1], atoi(m[2] + m[3])})
 			continue
 		}
 		if rest := strings.TrimPrefix(l, "[ERROR] "); inErr && strings.HasPrefix(rest, "  ") && strings.TrimSpace(rest) != "" {
@@ -114,8 +111,11 @@ func parseSurefire(reports map[string][]byte, ls []string, in Input) (results, [
 		if name != "" {
 			broken = true
 			s := c.suite(name)
-			s.Status, s.Error, s.Message, s.Files = Failed, "build failed", message(errs), files
-			errs, files = nil, nil
+			s.Status, s.Error, s.Message = Failed, "build failed", message(errs)
+			for _, pl := range places {
+				s.addPlace(in.Dir, pl.File, pl.Line)
+			}
+			errs, places = nil, nil
 		}
 		skipped = skipped || mavenSkippedRE.MatchString(l)
 		testFailures = testFailures || strings.Contains(l, "There are test failures")
