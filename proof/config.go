@@ -24,7 +24,8 @@ var (
 )
 
 // configFlags flags a file's changes to CI, lint, coverage and test runner
-// configuration, and to what the test command runs, one flag per kind.
+// configuration, and to what the test command runs: one flag per kind and
+// setting (a section, a script, a target), at its first changed line.
 func configFlags(f fileDiff, c Change) []Flag {
 	p := f.path()
 	base := path.Base(p)
@@ -72,10 +73,11 @@ func configFlags(f fileDiff, c Change) []Flag {
 	_, haveBefore := c.Before[f.oldPath]
 	_, haveAfter := c.After[f.newPath]
 	var flags []Flag
-	done := map[FlagKind]bool{}
+	done := map[string]bool{} // one flag per kind and setting
 	for _, h := range f.hunks {
+		replaced := replacedLines(h)
 		for i, l := range h.lines {
-			if l.op == ' ' {
+			if l.op == ' ' || replaced[i] {
 				continue
 			}
 			view := lineView{hunk: h.lines[:i+1]}
@@ -86,10 +88,10 @@ func configFlags(f fileDiff, c Change) []Flag {
 				view.file, view.line = before, l.oldLine
 			}
 			k, what := rule(l, view)
-			if k == "" || done[k] {
+			if k == "" || done[string(k)+what] {
 				continue
 			}
-			done[k] = true
+			done[string(k)+what] = true
 			line := l.newLine
 			if l.op == '-' {
 				line = l.oldLine
@@ -102,6 +104,30 @@ func configFlags(f fileDiff, c Change) []Flag {
 		}
 	}
 	return flags
+}
+
+// replacedLines marks the removed lines of a hunk that lines added next to
+// them replace: a changed line is read as what it became.
+func replacedLines(h hunk) map[int]bool {
+	out := map[int]bool{}
+	for i := 0; i < len(h.lines); {
+		if h.lines[i].op == ' ' {
+			i++
+			continue
+		}
+		j, added := i, false
+		for j < len(h.lines) && h.lines[j].op != ' ' {
+			added = added || h.lines[j].op == '+'
+			j++
+		}
+		for k := i; k < j && added; k++ {
+			if h.lines[k].op == '-' {
+				out[k] = true
+			}
+		}
+		i = j
+	}
+	return out
 }
 
 // lineView is what is known around a changed line: the whole file on its

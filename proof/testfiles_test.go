@@ -1,0 +1,48 @@
+package proof
+
+import "testing"
+
+func TestClassify(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		path string
+		src  string
+		want FileKind
+	}{
+		{"calc/calc_test.go", "", TestFile},
+		{"calc/calc.go", "", CodeFile},
+		{"calc/testdata/golden.txt", "", TestFile},
+		{"test_calc.py", "", TestFile},
+		{"pkg/calc_test.py", "", TestFile},
+		{"conftest.py", "", TestFile},
+		{"tests/helpers.py", "", TestFile},
+		{"pkg/testing.py", "", CodeFile},
+		{"src/a.test.ts", "", TestFile},
+		{"src/a.spec.jsx", "", TestFile},
+		{"src/a.test.mjs", "", TestFile},
+		{"src/__tests__/a.js", "", TestFile},
+		{"src/__snapshots__/a.test.js.snap", "", TestFile},
+		{"test/index.js", "", TestFile},
+		{"src/contest.js", "", CodeFile},
+		{"tests/integration.rs", "", TestFile},
+		{"calc/tests/common/mod.rs", "", TestFile},
+		{"src/lib.rs", "pub fn f() {}\n#[cfg(test)]\nmod tests {}\n", MixedFile},
+		{"src/lib.rs", "pub fn f() {}\n", CodeFile},
+		{"src/test/java/com/x/FooTest.java", "", TestFile},
+		{"app/src/androidTest/java/X.kt", "", TestFile},
+		{"src/main/java/com/x/Foo.java", "", CodeFile},
+		{"spec/foo_spec.rb", "", TestFile},
+		{"README.md", "", CodeFile},
+	} {
+		var src []byte
+		if tc.src != "" {
+			src = []byte(tc.src)
+		}
+		if got := Classify(tc.path, src); got != tc.want {
+			t.Errorf("Classify(%q) = %v; want %v", tc.path, got, tc.want)
+		}
+	}
+	if got := TestFiles([]string{"a.go", "a_test.go", "docs/x.md", "tests/t.py"}); len(got) != 2 || got[0] != "a_test.go" || got[1] != "tests/t.py" {
+		t.Errorf("TestFiles = %v; want [a_test.go tests/t.py]", got)
+	}
+}
