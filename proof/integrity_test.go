@@ -113,7 +113,7 @@ var guardCases = []guardCase{
 
 	{name: "pytest marks and calls", before: map[string]string{"tests/test_a.py": "def test_a():\n    assert 1\n\n\ndef test_b():\n    assert 2\n"},
 		after: map[string]string{"tests/test_a.py": "import pytest\n\n\n@pytest.mark.skip(reason='later')\ndef test_a():\n    assert 1\n\n\n@pytest.mark.xfail\ndef test_b():\n    pytest.skip('no')\n    assert 2\n"},
-		want: []flagWant{{EditedTest, "tests/test_a.py", 4, "test_a"}, {AddedSkip, "tests/test_a.py", 4, ""}, {EditedTest, "tests/test_a.py", 9, "test_b"}, {AddedSkip, "tests/test_a.py", 9, ""}, {AddedSkip, "tests/test_a.py", 11, ""}}},
+		want:  []flagWant{{EditedTest, "tests/test_a.py", 4, "test_a"}, {AddedSkip, "tests/test_a.py", 4, ""}, {EditedTest, "tests/test_a.py", 9, "test_b"}, {AddedSkip, "tests/test_a.py", 9, ""}, {AddedSkip, "tests/test_a.py", 11, ""}}},
 	{name: "pytest collection narrowed in conftest.py", before: map[string]string{"conftest.py": "\n"}, after: map[string]string{"conftest.py": "collect_ignore = ['tests/test_slow.py']\n"},
 		want: []flagWant{{NarrowedTests, "conftest.py", 1, ""}}},
 	{name: "JavaScript skips and .only", before: map[string]string{"src/a.test.js": "test('a', () => {});\n"},
@@ -134,7 +134,7 @@ var guardCases = []guardCase{
 		want: []flagWant{{CoverageConfig, ".coveragerc", 2, ""}, {CoverageConfig, "codecov.yml", 1, ""}}},
 	{name: "pyproject.toml sections", before: map[string]string{"pyproject.toml": "[project]\nname = \"x\"\ndependencies = []\n\n[tool.pytest.ini_options]\naddopts = \"-q\"\ntestpaths = [\"tests\"]\n\n[tool.ruff]\nline-length = 88\n"},
 		after: map[string]string{"pyproject.toml": "[project]\nname = \"x\"\ndependencies = [\"requests\"]\n\n[tool.pytest.ini_options]\naddopts = \"-q -p no:warnings\"\ntestpaths = [\"tests/unit\"]\n\n[tool.ruff]\nline-length = 120\n"},
-		want: []flagWant{{TestConfig, "pyproject.toml", 6, ""}, {NarrowedTests, "pyproject.toml", 7, ""}, {LintConfig, "pyproject.toml", 10, ""}}},
+		want:  []flagWant{{TestConfig, "pyproject.toml", 6, ""}, {NarrowedTests, "pyproject.toml", 7, ""}, {LintConfig, "pyproject.toml", 10, ""}}},
 	{name: "setup.cfg coverage threshold", before: map[string]string{"setup.cfg": "[metadata]\nname = x\n\n[coverage:report]\nfail_under = 90\n"}, after: map[string]string{"setup.cfg": "[metadata]\nname = x\n\n[coverage:report]\nfail_under = 10\n"},
 		want: []flagWant{{CoverageConfig, "setup.cfg", 5, ""}}},
 	{name: "tox.ini and pytest.ini", before: map[string]string{"tox.ini": "[tox]\nenvlist = py\n\n[pytest]\naddopts = -q\n", "pytest.ini": "[pytest]\naddopts = -q\n"},
