@@ -108,6 +108,7 @@ func TestCommandFormats(t *testing.T) {
 		{"pnpm exec vitest run", []Format{Vitest}},
 		{"npx vitest", []Format{Vitest}},
 		{"npm test", nil},
+		{"npm exec jest", []Format{Jest}},
 		{"npm run test:unit", nil},
 		{"cargo test --workspace", []Format{Cargo}},
 		{"cargo +nightly test", []Format{Cargo}},

@@ -176,7 +176,7 @@ func unwrap(argv []string) []string {
 				argv = argv[1:] // the duration
 			}
 		case (prog == "poetry" || prog == "uv" || prog == "pipenv" || prog == "pdm" || prog == "hatch" || prog == "rye" || prog == "npm" || prog == "pnpm") && len(argv) > 1 && (argv[1] == "run" || argv[1] == "exec" || argv[1] == "dlx"):
-			if prog == "npm" || prog == "pnpm" && argv[1] == "run" {
+			if (prog == "npm" || prog == "pnpm") && argv[1] == "run" {
 				return argv // a package.json script: not known
 			}
 			argv = argv[2:]

@@ -122,6 +122,11 @@ func candidates(in ProofInput) []TestChange {
 
 func prove(in ProofInput, tc TestChange, cands []TestChange) (Regression, Unproven) {
 	no := func(why string) (Regression, Unproven) { return Regression{}, Unproven{Reason: why} }
+	if len(in.Files) > 0 && !slices.Contains(in.Files, tc.Path) {
+		// A test inside a source file (a Rust #[cfg(test)] module): the
+		// base run has the base commit's version of it.
+		return no("its file is not a test file, so it cannot run on the base commit without the fix")
+	}
 	cases := casesOf(in.Change, tc)
 	if len(cases) == 0 {
 		for _, s := range in.Change.SuiteErrors() {

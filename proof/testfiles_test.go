@@ -1,6 +1,9 @@
 package proof
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestClassify(t *testing.T) {
 	t.Parallel()
@@ -44,5 +47,37 @@ func TestClassify(t *testing.T) {
 	}
 	if got := TestFiles([]string{"a.go", "a_test.go", "docs/x.md", "tests/t.py"}); len(got) != 2 || got[0] != "a_test.go" || got[1] != "tests/t.py" {
 		t.Errorf("TestFiles = %v; want [a_test.go tests/t.py]", got)
+	}
+}
+
+func TestIsReport(t *testing.T) {
+	t.Parallel()
+	for p, want := range map[string]bool{
+		"target/surefire-reports/TEST-com.x.FooTest.xml":     true,
+		"core/target/failsafe-reports/TEST-com.x.FooIT.xml":  true,
+		"app/build/test-results/test/TEST-com.x.FooTest.xml": true,
+		"target/surefire-reports/com.x.FooTest.txt":          false,
+		"target/surefire-reports/nested/TEST-com.x.Foo.xml":  false,
+		"docs/TEST-plan.xml":                                 false,
+		"build/test-results/test/binary/TEST-com.x.Foo.xml":  false,
+	} {
+		if got := IsReport(p); got != want {
+			t.Errorf("IsReport(%q) = %v; want %v", p, got, want)
+		}
+	}
+}
+
+// TestParseBadReport: a report that is not JUnit XML is named in the
+// warnings and makes the run incomplete; the good reports still count.
+func TestParseBadReport(t *testing.T) {
+	t.Parallel()
+	reports := readReports(t, "surefire/junit4")
+	reports["target/surefire-reports/TEST-com.example.Cut.xml"] = []byte("<testsuite name=\"com.example.Cut\"><testcase")
+	r := Parse(Input{Command: "mvn test", ExitCode: 1, Reports: reports, Output: readFixture(t, "surefire/junit4/output.txt")})
+	if r.Complete || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "TEST-com.example.Cut.xml is not JUnit XML") {
+		t.Errorf("complete %v, warnings %q; want incomplete and one warning naming the report", r.Complete, r.Warnings)
+	}
+	if len(r.Failures()) != 2 {
+		t.Errorf("failures = %v; want the two of the good reports", r.Failures())
 	}
 }
