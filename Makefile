@@ -7,9 +7,10 @@ SHELL := bash
 STATICCHECK_VERSION := v0.8.2
 # Debian packages the tests use: a throwaway redis-server per test package,
 # bubblewrap for the sandbox, git for repositories and the git HTTP server,
-# chromium for the admin pages' browser tests.
-TEST_PACKAGES := redis-server bubblewrap git chromium
-TEST_BINARIES := redis-server bwrap git chromium
+# chromium for the admin pages' browser tests, pytest for the test output
+# parser of package proof.
+TEST_PACKAGES := redis-server bubblewrap git chromium python3-pytest
+TEST_BINARIES := redis-server bwrap git chromium pytest
 
 .PHONY: run test lint bench deps build
 
