@@ -14,8 +14,12 @@ TEST_BINARIES := redis-server bwrap git chromium pytest
 
 .PHONY: run test lint bench deps build
 
+# run builds the bot, then serves on the embedded defaults (setup mode
+# until a GitHub App is configured); Ctrl-C stops it.
 run:
-	$(GO) run ./cmd/bot serve
+	@echo "compiling the bot (the first time takes a few minutes)…"
+	@$(GO) build -o bin/bot ./cmd/bot
+	@exec ./bin/bot serve
 
 build:
 	$(GO) build -o bin/bot ./cmd/bot

@@ -95,7 +95,8 @@ type App struct {
 	// RunRetention is how long run records and trajectories are kept.
 	RunRetention time.Duration `yaml:"run_retention"`
 
-	// LogFormat is json or text.
+	// LogFormat is auto (text on a terminal, JSON otherwise), json or
+	// text.
 	LogFormat string `yaml:"log_format"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `yaml:"log_level"`
@@ -133,7 +134,7 @@ func Defaults() *App {
 		RepoDailyUSD:           20,
 		InstallationDailyUSD:   100,
 		RunRetention:           336 * time.Hour,
-		LogFormat:              "json",
+		LogFormat:              "auto",
 		LogLevel:               "info",
 	}
 }

@@ -25,9 +25,9 @@ func (a *App) Validate() error {
 	a.validateAgent(&p)
 	a.validateLimits(&p)
 	switch a.LogFormat {
-	case "json", "text":
+	case "auto", "json", "text":
 	default:
-		p.add("AGENTFIX_LOG_FORMAT", "must be json or text, got %q", a.LogFormat)
+		p.add("AGENTFIX_LOG_FORMAT", "must be auto, json or text, got %q", a.LogFormat)
 	}
 	switch a.LogLevel {
 	case "debug", "info", "warn", "error":
