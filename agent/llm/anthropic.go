@@ -15,7 +15,7 @@ import (
 
 // anthropicBackend speaks Anthropic's Messages API.
 type anthropicBackend struct {
-	client    anthropic.Client
+	messages  anthropic.MessageService
 	model     string
 	maxTokens int64
 }
@@ -38,8 +38,8 @@ func newAnthropic(model string, o Options) (backend, error) {
 		return nil, errors.New("no API key: set ANTHROPIC_API_KEY")
 	}
 	opts := []option.RequestOption{
-		option.WithoutEnvironmentDefaults(), // no credential files or profiles: the key above only
-		option.WithMaxRetries(0),            // Model retries, so the behaviour is ours and tested
+		option.WithEnvironmentProduction(), // the default base URL; a service, unlike a client, reads no environment, credential files or profiles
+		option.WithMaxRetries(0),           // Model retries, so the behaviour is ours and tested
 		option.WithRequestTimeout(o.RequestTimeout),
 		option.WithAPIKey(key),
 	}
@@ -53,7 +53,7 @@ func newAnthropic(model string, o Options) (backend, error) {
 	if maxTokens <= 0 {
 		maxTokens = DefaultAnthropicMaxTokens
 	}
-	return &anthropicBackend{client: anthropic.NewClient(opts...), model: model, maxTokens: maxTokens}, nil
+	return &anthropicBackend{messages: anthropic.NewMessageService(opts...), model: model, maxTokens: maxTokens}, nil
 }
 
 func (b *anthropicBackend) query(ctx context.Context, messages []agent.Message, tools []agent.ToolSpec) (agent.Reply, error) {
@@ -70,7 +70,7 @@ func (b *anthropicBackend) query(ctx context.Context, messages []agent.Message, 
 		}
 		params.Tools = append(params.Tools, tool)
 	}
-	resp, err := b.client.Messages.New(ctx, params)
+	resp, err := b.messages.New(ctx, params)
 	if err != nil {
 		return agent.Reply{}, anthropicError(err)
 	}

@@ -19,7 +19,7 @@ import (
 // openaiBackend speaks the Chat Completions API of OpenAI and of compatible
 // servers.
 type openaiBackend struct {
-	client    openai.Client
+	chat      openai.ChatCompletionService
 	model     string
 	maxTokens int64
 }
@@ -36,7 +36,8 @@ func newOpenAI(model string, o Options) (backend, error) {
 		return nil, errors.New("no API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a compatible server that needs none)")
 	}
 	opts := []option.RequestOption{
-		option.WithMaxRetries(0), // Model retries, so the behaviour is ours and tested
+		option.WithEnvironmentProduction(), // the default base URL; a service, unlike a client, reads no environment
+		option.WithMaxRetries(0),           // Model retries, so the behaviour is ours and tested
 		option.WithRequestTimeout(o.RequestTimeout),
 		option.WithAPIKey(key),
 	}
@@ -46,7 +47,7 @@ func newOpenAI(model string, o Options) (backend, error) {
 	if o.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(o.HTTPClient))
 	}
-	return &openaiBackend{client: openai.NewClient(opts...), model: model, maxTokens: o.MaxOutputTokens}, nil
+	return &openaiBackend{chat: openai.NewChatCompletionService(opts...), model: model, maxTokens: o.MaxOutputTokens}, nil
 }
 
 func (b *openaiBackend) query(ctx context.Context, messages []agent.Message, tools []agent.ToolSpec) (agent.Reply, error) {
@@ -70,7 +71,7 @@ func (b *openaiBackend) query(ctx context.Context, messages []agent.Message, too
 	if b.maxTokens > 0 {
 		params.MaxCompletionTokens = openai.Int(b.maxTokens)
 	}
-	resp, err := b.client.Chat.Completions.New(ctx, params)
+	resp, err := b.chat.New(ctx, params)
 	if err != nil {
 		return agent.Reply{}, openaiError(err)
 	}
