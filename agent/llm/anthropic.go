@@ -13,9 +13,17 @@ import (
 	"github.com/agentfix/agentfix/agent"
 )
 
-// anthropicBackend speaks Anthropic's Messages API.
+// anthropicBaseURL is Anthropic's own API; ANTHROPIC_BASE_URL points
+// elsewhere.
+const anthropicBaseURL = "https://api.anthropic.com/"
+
+// anthropicBackend speaks Anthropic's Messages API through the SDK's
+// messages and models services (not its whole client, whose other services
+// would make the binary larger).
 type anthropicBackend struct {
 	messages  anthropic.MessageService
+	models    anthropic.ModelService
+	base      string
 	model     string
 	maxTokens int64
 }
@@ -53,7 +61,21 @@ func newAnthropic(model string, o Options) (backend, error) {
 	if maxTokens <= 0 {
 		maxTokens = DefaultAnthropicMaxTokens
 	}
-	return &anthropicBackend{messages: anthropic.NewMessageService(opts...), model: model, maxTokens: maxTokens}, nil
+	if base == "" {
+		base = anthropicBaseURL
+	}
+	return &anthropicBackend{messages: anthropic.NewMessageService(opts...), models: anthropic.NewModelService(opts...),
+		base: base, model: model, maxTokens: maxTokens}, nil
+}
+
+func (b *anthropicBackend) endpoint() (baseURL, keyVar string) { return b.base, "ANTHROPIC_API_KEY" }
+
+// check lists one model: the cheapest request that needs a valid key.
+func (b *anthropicBackend) check(ctx context.Context) error {
+	if _, err := b.models.List(ctx, anthropic.ModelListParams{Limit: anthropic.Int(1)}); err != nil {
+		return anthropicError(err)
+	}
+	return nil
 }
 
 func (b *anthropicBackend) query(ctx context.Context, messages []agent.Message, tools []agent.ToolSpec) (agent.Reply, error) {

@@ -1,7 +1,10 @@
 // Package llm implements agent.Model: an OpenAI-compatible provider (the
-// official openai-go SDK, so vLLM, Ollama and llama.cpp servers work through
-// a base URL), Anthropic (the official anthropic-sdk-go, with prompt caching
-// on the last messages), and a scripted model for tests and replays.
+// Chat Completions API over net/http, so vLLM, Ollama and llama.cpp servers
+// work through a base URL), Anthropic (the official anthropic-sdk-go's
+// messages service, with prompt caching on the last messages), and a
+// scripted model for tests and replays. The openai-go SDK is not used: its
+// package registers the types of OpenAI's whole API, which made the bot
+// binary 20 MB larger for the one endpoint the agent calls.
 //
 // New maps a configured name "provider/model" to a *Model. Every provider
 // model retries transient failures itself (429, 5xx, connection errors,

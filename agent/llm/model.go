@@ -76,6 +76,11 @@ const (
 // *callError so Model can decide about retries.
 type backend interface {
 	query(ctx context.Context, messages []agent.Message, tools []agent.ToolSpec) (agent.Reply, error)
+	// check makes the cheapest request that needs a valid key.
+	check(ctx context.Context) error
+	// endpoint returns the base URL requests go to and the variable
+	// that holds the key, for error messages.
+	endpoint() (baseURL, keyVar string)
 }
 
 // Model is an agent.Model backed by a provider API. It is safe for
