@@ -20,8 +20,8 @@ type (
 		count int
 		last  string
 	}
-	// modelError: Model.Query failed (api_error, or context_exceeded when
-	// it wraps ErrContextExceeded).
+	// modelError: Model.Query failed (api_error; context_exceeded when it
+	// wraps ErrContextExceeded, model_auth when it wraps ErrModelAuth).
 	modelError struct{ err error }
 	// envError: the Env failed (env_dead when it wraps ErrEnvDead).
 	envError struct{ err error }
@@ -65,6 +65,8 @@ func exit(ctx context.Context, err error) (status ExitStatus, reason, summary st
 		return FormatErrorExit, fe.Error(), ""
 	case errors.Is(err, ErrContextExceeded):
 		return ContextExceeded, err.Error(), ""
+	case errors.Is(err, ErrModelAuth):
+		return ModelAuth, err.Error(), ""
 	case errors.As(err, &me):
 		return APIError, err.Error(), ""
 	case errors.Is(err, ErrEnvDead):
@@ -77,7 +79,7 @@ func exit(ctx context.Context, err error) (status ExitStatus, reason, summary st
 // submitted anyway (SWE-agent's attempt_autosubmission_after_error).
 func autosubmits(s ExitStatus) bool {
 	switch s {
-	case LimitsExceeded, FormatErrorExit, ContextExceeded, EnvDead, APIError, Error:
+	case LimitsExceeded, FormatErrorExit, ContextExceeded, EnvDead, APIError, ModelAuth, Error:
 		return true
 	}
 	return false

@@ -132,6 +132,9 @@ var (
 	ErrContextExceeded = fmt.Errorf("context window exceeded")
 	// ErrEnvDead: the sandbox or working copy can no longer run commands.
 	ErrEnvDead = fmt.Errorf("environment dead")
+	// ErrModelAuth: the model provider refused the credentials (401, 403);
+	// the bot's operator must fix them (agent/llm's *AuthError wraps it).
+	ErrModelAuth = fmt.Errorf("model provider refused the credentials")
 )
 
 // ExitStatus says how a run ended (DESIGN.md §6).
@@ -146,6 +149,9 @@ const (
 	ContextExceeded ExitStatus = "context_exceeded"
 	EnvDead         ExitStatus = "env_dead"
 	APIError        ExitStatus = "api_error"
-	Error           ExitStatus = "error"
-	Cancelled       ExitStatus = "cancelled"
+	// ModelAuth: the model provider refused the credentials; the bot's
+	// operator must fix them (ErrModelAuth).
+	ModelAuth ExitStatus = "model_auth"
+	Error     ExitStatus = "error"
+	Cancelled ExitStatus = "cancelled"
 )

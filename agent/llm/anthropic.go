@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go"
@@ -95,6 +96,9 @@ func (b *anthropicBackend) query(ctx context.Context, messages []agent.Message, 
 	resp, err := b.messages.New(ctx, params)
 	if err != nil {
 		return agent.Reply{}, anthropicError(err)
+	}
+	if len(resp.Content) == 0 {
+		return agent.Reply{}, &callError{provider: "anthropic", status: http.StatusOK, message: "the response has no content", emptyReply: true}
 	}
 	return anthropicReply(resp), nil
 }

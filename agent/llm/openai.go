@@ -135,7 +135,7 @@ func (b *openaiBackend) query(ctx context.Context, messages []agent.Message, too
 		return agent.Reply{}, err
 	}
 	if len(resp.Choices) == 0 {
-		return agent.Reply{}, errors.New("openai: the response has no choices")
+		return agent.Reply{}, &callError{provider: "openai", status: http.StatusOK, message: "the response has no choices", emptyReply: true}
 	}
 	return openaiReply(resp), nil
 }
