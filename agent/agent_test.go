@@ -713,6 +713,18 @@ func TestRunRefuses(t *testing.T) {
 			t.Errorf("Run error = %v, want the invalid task named", err)
 		}
 	})
+	t.Run("instructions without their file", func(t *testing.T) {
+		a, err := agent.New(model, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := task
+		bad.RepoInstructions = &agent.InstructionsFile{Text: "Run make."}
+		_, err = a.Run(context.Background(), bad)
+		if err == nil || !strings.Contains(err.Error(), "repository instructions without the file's path") {
+			t.Errorf("Run error = %v, want the missing path named", err)
+		}
+	})
 	t.Run("second run", func(t *testing.T) {
 		a, err := agent.New(llm.NewScripted("test", false, reply("a", agenttest.Submit("1", "")), reply("b", agenttest.Submit("2", ""))), env)
 		if err != nil {

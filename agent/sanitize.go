@@ -18,16 +18,21 @@ import (
 // hides everything up to its end, fences included, as GitHub renders it.
 // Invisible characters are removed everywhere, code included.
 func SanitizeText(s string) string {
+	return stripHidden(stripInvisible(s))
+}
+
+// stripInvisible makes s valid UTF-8 with "\n" line endings and removes its
+// invisible characters; it is all a plain-text field (a title) needs.
+func stripInvisible(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\r", "\n")
-	s = strings.Map(func(r rune) rune {
+	return strings.Map(func(r rune) rune {
 		if invisible(r) {
 			return -1
 		}
 		return r
 	}, s)
-	return stripHidden(s)
 }
 
 // invisible reports runes that render as nothing (or reorder what renders)

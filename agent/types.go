@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // Role is the author of a message in the conversation with the model.
@@ -118,6 +119,16 @@ type Env interface {
 	Diff(ctx context.Context) (string, error)
 }
 
+// CommandLimits are what an Env tells the prompts about the commands it
+// runs, when it has a method CommandLimits() CommandLimits (package tools'
+// Env has one); a zero field is not told.
+type CommandLimits struct {
+	// Timeout bounds each command.
+	Timeout time.Duration
+	// OutputCap is the most characters (bytes) of one tool result shown.
+	OutputCap int
+}
+
 // FormatError reports a malformed model reply; Msg is shown to the model in
 // the format-error prompt so it can correct itself.
 type FormatError struct {
@@ -146,6 +157,9 @@ const (
 	Autosubmitted   ExitStatus = "autosubmitted"
 	LimitsExceeded  ExitStatus = "limits_exceeded"
 	FormatErrorExit ExitStatus = "format_error"
+	// Stuck: the model repeated the same action with the same
+	// observation RepeatStop times in a row.
+	Stuck           ExitStatus = "stuck"
 	ContextExceeded ExitStatus = "context_exceeded"
 	EnvDead         ExitStatus = "env_dead"
 	APIError        ExitStatus = "api_error"
