@@ -202,7 +202,7 @@ func (a *Agent) execute(ctx context.Context, s *Step, reply Message, call ToolCa
 	repeats := a.repeats.see(call, obs)
 	var note string
 	if last && !obs.Submitted && repeats < RepeatStop {
-		if note, err = a.note(repeats); err != nil {
+		if note, err = a.note(repeats, s.Started); err != nil {
 			return err
 		}
 	}

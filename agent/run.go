@@ -66,7 +66,7 @@ func (a *Agent) timeLimit(ctx context.Context) (context.Context, context.CancelF
 	if a.cfg.MaxDuration <= 0 {
 		return context.WithCancel(ctx)
 	}
-	return context.WithTimeoutCause(ctx, a.cfg.MaxDuration-a.now().Sub(a.started), errTimeLimit)
+	return context.WithTimeoutCause(ctx, a.cfg.MaxDuration, errTimeLimit) // the run just started
 }
 
 // timedOut reports a run whose deadline fired (mid-query or mid-command,
@@ -185,8 +185,9 @@ func (a *Agent) observe(s *Step, reply Message, call ToolCall, obs Observation, 
 
 // note renders the harness's note for the end of a step: the same action
 // repeated RepeatNote times or more, and once each, 80% of the steps or of
-// the time used. Empty when none is due.
-func (a *Agent) note(repeats int) (string, error) {
+// the time used (as the step started: the note costs no clock reading).
+// Empty when none is due.
+func (a *Agent) note(repeats int, stepStarted time.Time) (string, error) {
 	d := NoteData{TextMode: a.textMode}
 	if repeats >= RepeatNote {
 		d.Repeats, d.RepeatsLeft = repeats, RepeatStop-repeats
@@ -195,7 +196,7 @@ func (a *Agent) note(repeats int) (string, error) {
 		a.notedSteps = true
 		d.Steps, d.MaxSteps, d.StepsLeft = a.steps, c.MaxSteps, c.MaxSteps-a.steps
 	}
-	if c, elapsed := a.cfg, a.now().Sub(a.started); c.MaxDuration > 0 && !a.notedTime && elapsed*5 >= c.MaxDuration*4 {
+	if c, elapsed := a.cfg, stepStarted.Sub(a.started); c.MaxDuration > 0 && !a.notedTime && elapsed*5 >= c.MaxDuration*4 {
 		a.notedTime = true
 		d.TimeLeft, d.MaxDuration = max(c.MaxDuration-elapsed, 0), c.MaxDuration
 	}
