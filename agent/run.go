@@ -1,8 +1,8 @@
 package agent
 
 import (
+	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -200,27 +200,30 @@ func (a *Agent) note(repeats int, stepStarted time.Time) (string, error) {
 		a.notedTime = true
 		d.TimeLeft, d.MaxDuration = max(c.MaxDuration-elapsed, 0), c.MaxDuration
 	}
+	if d.Repeats == 0 && d.MaxSteps == 0 && d.MaxDuration == 0 {
+		return "", nil // nothing due: no template run
+	}
 	return a.prompts.renderNote(d)
 }
 
 // repetition counts the same action (tool and arguments, whatever the
-// call's id and the arguments' spacing) with the same observation in a row.
+// call's id and the spacing of the arguments' JSON) with the same
+// observation in a row.
 type repetition struct {
-	last  string
-	count int
+	name, args, output string
+	count              int
 }
 
 // see records one action and its observation and returns how many times
 // in a row, this one included, the same pair came.
 func (r *repetition) see(call ToolCall, obs Observation) int {
-	args := []byte(call.Arguments)
-	var v any
-	if json.Unmarshal(call.Arguments, &v) == nil {
-		args, _ = json.Marshal(v) // a decoded value always marshals
+	var b bytes.Buffer
+	args := string(call.Arguments)
+	if json.Compact(&b, call.Arguments) == nil {
+		args = b.String()
 	}
-	sum := sha256.Sum256([]byte(call.Name + "\x00" + string(args) + "\x00" + obs.Output))
-	if key := string(sum[:]); key != r.last {
-		r.last, r.count = key, 0
+	if call.Name != r.name || args != r.args || obs.Output != r.output {
+		*r = repetition{name: call.Name, args: args, output: obs.Output}
 	}
 	r.count++
 	return r.count
