@@ -173,7 +173,19 @@ func TestOpenAIRetries(t *testing.T) {
 			name:         "401 not retried",
 			responses:    []response{{status: 401, body: `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`}},
 			wantRequests: 1,
-			wantErr:      "openai: 401 Unauthorized: Incorrect API key provided",
+			wantErr:      "openai refused the key in OPENAI_API_KEY: 401 Unauthorized from http://",
+		},
+		{
+			name:         "empty choices retried like a 5xx",
+			responses:    []response{{status: 200, body: `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-5","choices":[]}`}, ok},
+			wantRequests: 2, wantSleeps: []time.Duration{time.Second},
+		},
+		{
+			name:         "empty choices until the retries run out",
+			responses:    []response{{status: 200, body: `{"choices":[]}`}, {status: 200, body: `{"choices":null}`}},
+			maxRetries:   1,
+			wantRequests: 2, wantSleeps: []time.Duration{time.Second},
+			wantErr: "openai: 200 OK: the response has no choices (gave up after 2 attempts)",
 		},
 		{
 			name:         "404 not retried",
