@@ -41,6 +41,9 @@ type Settings struct {
 	Limits agent.Config
 	// AllowWorkflowChanges lets the change touch .github/workflows/.
 	AllowWorkflowChanges bool
+	// NestedInstructions are the AGENTS.md files of subdirectories
+	// (Instructions.Nested); the repository-wide one goes in the Task.
+	NestedInstructions map[string]string
 }
 
 // WorkTree is the run's working copy: the directory the sandbox mounts at
@@ -149,7 +152,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	env, err := tools.New(tools.Options{
 		Sandbox: sb, Repo: o.WorkTree, Root: o.WorkTree.Dir(), TextMode: textMode(o.Model),
-		TestCommand: o.Settings.Test, AllowWorkflowChanges: o.Settings.AllowWorkflowChanges, Logger: o.Logger,
+		TestCommand: o.Settings.Test, AllowWorkflowChanges: o.Settings.AllowWorkflowChanges,
+		NestedInstructions: o.Settings.NestedInstructions, Logger: o.Logger,
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("tools: %w", err)

@@ -40,7 +40,7 @@ type agentStep struct {
 // run runs the agent on task in wt. The error is non-nil only when the run
 // could not start (a *session.SetupError, no sandbox, no model); what
 // happens during the run is in the Result.
-func (a *agentStep) run(ctx context.Context, j *job, wt session.WorkTree, task agent.Task) (session.Result, error) {
+func (a *agentStep) run(ctx context.Context, j *job, wt session.WorkTree, task agent.Task, nested map[string]string) (session.Result, error) {
 	j.show(ctx, func(d *report.Status) { d.Phase = report.PhaseSetup })
 	model, err := a.model(j.cfg.Model)
 	if err != nil {
@@ -53,8 +53,10 @@ func (a *agentStep) run(ctx context.Context, j *job, wt session.WorkTree, task a
 	spend := newSpendMeter(a.budget, budget.Scope{Installation: j.install, Repo: j.repo.String(), Job: j.key,
 		JobLimit: budget.Amount{USD: j.cfg.Limits.MaxCostUSD}}, price, j.log)
 	p := &progress{a: a, j: j}
+	settings := j.cfg.session()
+	settings.NestedInstructions = nested
 	return session.Run(ctx, session.Options{
-		WorkTree: wt, Sandbox: a.sandbox, Model: model, Settings: j.cfg.session(), Task: task,
+		WorkTree: wt, Sandbox: a.sandbox, Model: model, Settings: settings, Task: task,
 		RunID: j.rec.ID(), Trajectory: spend.trajectory(j.rec.Trajectory()), Now: a.now, Logger: j.log,
 		Hooks: session.Hooks{
 			OnAgentStart: func(ctx context.Context) {

@@ -105,7 +105,10 @@ func (w *Worker) workOn(ctx context.Context, s stage) (outcome.Outcome, error) {
 		}
 		return w.publishResult(ctx, s, wt, f)
 	}
-	res, err := w.agent.run(ctx, j, wt, s.task())
+	task := s.task()
+	in := w.instructions(ctx, j, wt, f)
+	task.RepoInstructions = in.Root
+	res, err := w.agent.run(ctx, j, wt, task, in.Nested)
 	if ctx.Err() != nil || (err == nil && res.Agent.Status == agent.Cancelled) {
 		if err != nil {
 			res.Agent = agent.Result{RunID: j.rec.ID(), Status: agent.Cancelled, Reason: err.Error()}
@@ -127,6 +130,27 @@ func (w *Worker) workOn(ctx context.Context, s stage) (outcome.Outcome, error) {
 		j.log.Error("save the agent's result; a retry would run the agent again", logattr.Err, err)
 	}
 	return w.publishResult(ctx, s, wt, f)
+}
+
+// instructions reads the repository's instructions files for agents from
+// its default branch (never from a branch the agent wrote) and names them
+// in the status comment; a failure is logged and the agent goes without.
+func (w *Worker) instructions(ctx context.Context, j *job, wt *workspace.WorkTree, f fetched) session.Instructions {
+	head := f.branches[f.info.DefaultBranch]
+	if head == "" {
+		return session.Instructions{}
+	}
+	in, err := session.ReadInstructions(ctx, wt, head)
+	if err != nil {
+		j.log.Warn("read the repository's instructions files", logattr.Err, err)
+		return session.Instructions{}
+	}
+	if names := in.Names(); len(names) > 0 {
+		j.show(ctx, func(d *report.Status) {
+			d.Notes = append(d.Notes, "The agent follows the repository's instructions in "+strings.Join(names, ", ")+".")
+		})
+	}
+	return in
 }
 
 // openRun starts the run record, or reopens the one of the attempt whose

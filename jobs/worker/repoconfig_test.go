@@ -386,3 +386,34 @@ func TestHelpShowsTheRepositorysLimits(t *testing.T) {
 		t.Errorf("help reply ends (-want +got):\n%s", cmp.Diff(want, got[max(0, len(got)-len(want)):]))
 	}
 }
+
+// TestInstructionsFromTheDefaultBranch: the repository's AGENTS.md reaches
+// the agent's task and the status comment names it; a nested one is shown
+// when the agent first reads a file under it.
+func TestInstructionsFromTheDefaultBranch(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.f.Commit(hRepo, "main", map[string]string{
+		"AGENTS.md":         "Always run go vet before you submit.\n",
+		"pkg/api/AGENTS.md": "The API is frozen: never rename exported names.\n",
+		"pkg/api/api.go":    "package api\n",
+	}, "agents")
+	h.model.add(
+		turn{calls: []call{{"str_replace_editor", map[string]string{"command": "view", "path": "pkg/api/api.go"}}}},
+		fixCalc(), submit("Fixed Add."), submit(""),
+	)
+	h.startWorker()
+	h.label(hRequester)
+	h.waitFor("the pull request", func() bool { return len(h.prs()) == 1 })
+	first, third := h.model.request(0), h.model.request(2)
+	if !strings.Contains(first, "Always run go vet before you submit.") || !strings.Contains(first, "AGENTS.md") {
+		t.Errorf("the first request lacks the repository's AGENTS.md:\n%s", first)
+	}
+	if strings.Contains(first, "The API is frozen") || !strings.Contains(third, "The API is frozen: never rename exported names.") {
+		t.Errorf("the nested AGENTS.md should first appear after the view of pkg/api/api.go")
+	}
+	status := h.commentsWith(h.issue, "agentfix:status")
+	if len(status) != 1 || !strings.Contains(status[0].Body, "instructions in AGENTS.md, pkg/api/AGENTS.md") {
+		t.Errorf("status comment does not name the instructions files:\n%+v", status)
+	}
+}

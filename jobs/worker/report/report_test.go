@@ -170,7 +170,7 @@ func TestFinalGolden(t *testing.T) {
 			d.Outcome, d.PRNumber, d.Summary = outcome.PROpened, 13, hostileSummary
 		})},
 	}
-	for _, status := range []agent.ExitStatus{agent.LimitsExceeded, agent.FormatErrorExit, agent.ContextExceeded, agent.EnvDead, agent.APIError, agent.Error} {
+	for _, status := range []agent.ExitStatus{agent.LimitsExceeded, agent.FormatErrorExit, agent.ContextExceeded, agent.EnvDead, agent.APIError, agent.Stuck, agent.ModelAuth, agent.Error} {
 		res := agent.Result{Status: status, Reason: "step limit reached: 75 of 75 steps"}
 		cases = append(cases, golden{"failed " + string(status), with(func(d *Final) {
 			d.Outcome, d.Detail, d.Summary = outcome.Failed, NoPRDetail(res), ""
