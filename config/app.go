@@ -49,6 +49,9 @@ type App struct {
 	// AllowUnpricedModel lets a model missing from the price table run; its
 	// budgets then count tokens only.
 	AllowUnpricedModel bool `yaml:"allow_unpriced_model"`
+	// CheckModel makes the worker, serve and bot fix prove the model
+	// provider's key with a cheap authenticated call at startup.
+	CheckModel bool `yaml:"check_model"`
 	// Prices overrides the embedded price table, keyed like Model.
 	Prices map[string]Price `yaml:"prices"`
 	// OpenAIAPIKey is the OpenAI-compatible provider's key.
@@ -136,6 +139,7 @@ func Defaults() *App {
 		RunRetention:           336 * time.Hour,
 		LogFormat:              "auto",
 		LogLevel:               "info",
+		CheckModel:             true,
 	}
 }
 

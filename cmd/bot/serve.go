@@ -45,7 +45,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	if err := mountEdge(r, cfg, rdb, reg, log); err != nil {
 		return err
 	}
-	w, err := newWorker(cfg, rdb, reg, log)
+	w, err := newWorker(ctx, cfg, rdb, reg, log)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ func (m *Main) runWorker(ctx context.Context, args []string) error {
 		return err
 	}
 	reg := newRegistry()
-	w, err := newWorker(cfg, rdb, reg, log)
+	w, err := newWorker(ctx, cfg, rdb, reg, log)
 	if err != nil {
 		return err
 	}
@@ -74,11 +74,15 @@ func (m *Main) runWorker(ctx context.Context, args []string) error {
 // signed run links of PR bodies (with AGENTFIX_PUBLIC_URL), and the
 // sandbox and model named by the configuration. Names that select nothing, a sandbox that cannot run here
 // and a model that cannot be built stop startup.
-func newWorker(cfg *config.App, rdb redis.UniversalClient, reg *prometheus.Registry, log *slog.Logger) (*worker.Worker, error) {
+func newWorker(ctx context.Context, cfg *config.App, rdb redis.UniversalClient, reg *prometheus.Registry, log *slog.Logger) (*worker.Worker, error) {
 	if cfg.Model == "" {
 		return nil, configError{errors.New("AGENTFIX_MODEL: required by the worker, e.g. openai/gpt-5 or anthropic/claude-sonnet-4-5")}
 	}
-	if _, err := newModel(cfg, cfg.Model, log, nil); err != nil {
+	model, err := newModel(cfg, cfg.Model, log, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkModel(ctx, cfg, model, log); err != nil {
 		return nil, err
 	}
 	modelErrors := prometheus.NewCounterVec(prometheus.CounterOpts{
