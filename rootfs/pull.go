@@ -135,10 +135,10 @@ func (p *puller) resolve(ctx context.Context, platform Platform) (*resolved, err
 // layerMediaTypes are the layer media types unpacked; the compression is
 // told by the blob's first bytes, not by the name.
 var layerMediaTypes = map[types.MediaType]bool{
-	types.OCILayer:             true,
-	types.OCIUncompressedLayer: true,
-	types.OCILayerZStd:         true,
-	types.DockerLayer:          true,
+	types.OCILayer:                true,
+	types.OCIUncompressedLayer:    true,
+	types.OCILayerZStd:            true,
+	types.DockerLayer:             true,
 	types.DockerUncompressedLayer: true,
 }
 
