@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -264,18 +265,22 @@ func (c *Cache) Get(ctx context.Context, image string) (*Root, error) {
 			return r, err
 		}
 		pulled := false
-		err = c.flights.do(ctx, digest, func() error {
-			var err error
-			pulled, err = c.pull(ctx, p, res)
-			return err
+		release, err := c.flights.do(ctx, digest, func() (io.Closer, error) {
+			hold, err := c.pull(ctx, p, res)
+			pulled = hold != nil
+			return hold, err
 		}, func() { c.waiting(digest) })
 		if err != nil {
+			release()
 			if ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 				continue // the Get that pulled for us gave up; pull ourselves
 			}
 			return nil, err
 		}
+		// The pull's own hold keeps the new root until every Get that
+		// waited for it holds it too.
 		r, err = c.lease(base, digest)
+		release()
 		if err != nil || r != nil {
 			if r != nil {
 				r.Pulled = pulled
@@ -283,7 +288,7 @@ func (c *Cache) Get(ctx context.Context, image string) (*Root, error) {
 			return r, err
 		}
 	}
-	return nil, fmt.Errorf("image %s: root %s evicted %d times before use; raise the cache limit", image, digest, maxAttempts)
+	return nil, fmt.Errorf("image %s: root %s evicted %d times before use", image, digest, maxAttempts)
 }
 
 func (c *Cache) waiting(digest string) {
@@ -371,22 +376,24 @@ func (c *Cache) ensureMountPoints(root string) error {
 }
 
 // pull unpacks the image res describes into the cache unless another
-// process did it first; it reports whether it unpacked.
-func (c *Cache) pull(ctx context.Context, p *puller, res *resolved) (bool, error) {
+// process did it first. When it unpacked, it returns a shared lock on the
+// new root (the lease of its birth), taken before the root appears, so no
+// eviction removes it before the Gets that waited for it hold it.
+func (c *Cache) pull(ctx context.Context, p *puller, res *resolved) (io.Closer, error) {
 	digest := res.digest.String()
 	hexd := strings.TrimPrefix(digest, "sha256:")
 	lock, err := lockFile(ctx, filepath.Join(c.dir, "locks", hexd), func() { c.waiting(digest) })
 	if err != nil {
-		return false, fmt.Errorf("image %s: wait for the pull of %s: %w", p.image, digest, err)
+		return nil, fmt.Errorf("image %s: wait for the pull of %s: %w", p.image, digest, err)
 	}
 	defer lock.Close()
 	if _, err := os.Stat(c.rootDir(digest)); err == nil {
-		return false, nil
+		return nil, nil
 	}
 	start := time.Now()
 	tmp, err := os.MkdirTemp(filepath.Join(c.dir, "tmp"), hexd+"-")
 	if err != nil {
-		return false, fmt.Errorf("image %s: %w", p.image, err)
+		return nil, fmt.Errorf("image %s: %w", p.image, err)
 	}
 	// The lock on the directory tells sweep that a pull is in progress.
 	tmpLock, err := os.Open(tmp)
@@ -395,12 +402,12 @@ func (c *Cache) pull(ctx context.Context, p *puller, res *resolved) (bool, error
 	}
 	if err != nil {
 		removeTree(tmp)
-		return false, fmt.Errorf("image %s: lock %s: %w", p.image, tmp, err)
+		return nil, fmt.Errorf("image %s: lock %s: %w", p.image, tmp, err)
 	}
-	defer tmpLock.Close()
 	done := false
 	defer func() {
 		if !done {
+			tmpLock.Close()
 			if err := removeTree(tmp); err != nil {
 				c.log.Warn("rootfs: remove failed unpack", slog.String("dir", tmp), slog.Any("err", err))
 			}
@@ -408,10 +415,15 @@ func (c *Cache) pull(ctx context.Context, p *puller, res *resolved) (bool, error
 	}()
 	m, err := c.unpack(ctx, p, res, tmp)
 	if err != nil {
-		return false, err
+		return nil, err
+	}
+	// Exclusive while unpacking (sweep leaves it alone), shared from now
+	// on: the root's first lease. The lock follows the directory.
+	if err := syscall.Flock(int(tmpLock.Fd()), syscall.LOCK_SH); err != nil {
+		return nil, fmt.Errorf("image %s: lock %s: %w", p.image, tmp, err)
 	}
 	if err := os.Rename(tmp, c.rootDir(digest)); err != nil {
-		return false, fmt.Errorf("image %s: %w", p.image, err)
+		return nil, fmt.Errorf("image %s: %w", p.image, err)
 	}
 	done = true
 	c.log.Info("rootfs: image unpacked", slog.String("image", p.image), slog.String("digest", digest),
@@ -419,7 +431,7 @@ func (c *Cache) pull(ctx context.Context, p *puller, res *resolved) (bool, error
 		slog.Int("devices_skipped", m.Skipped.Devices), slog.Int("fifos_skipped", m.Skipped.FIFOs),
 		slog.Int("setid_cleared", m.Skipped.SetID))
 	c.evict()
-	return true, nil
+	return tmpLock, nil
 }
 
 // unpack pulls the config and the layers of res into tmp/rootfs and
@@ -682,26 +694,34 @@ type flights struct {
 	m  map[string]*flight
 }
 
+// flight is one pull and the Gets that wait for it. hold, the pull's
+// result, is closed when the last of them has released it.
 type flight struct {
 	done chan struct{}
 	err  error
+	hold io.Closer
+	refs int
 }
 
 // do runs fn unless a call for key is running; then it waits for that
-// call's result (onWait is told) or for ctx.
-func (fs *flights) do(ctx context.Context, key string, fn func() error, onWait func()) error {
+// call's result (onWait is told) or for ctx. The caller must call
+// release, on success and on error, once it no longer needs what fn
+// returned held.
+func (fs *flights) do(ctx context.Context, key string, fn func() (io.Closer, error), onWait func()) (release func(), err error) {
 	fs.mu.Lock()
 	if f, ok := fs.m[key]; ok {
+		f.refs++
 		fs.mu.Unlock()
+		release = func() { fs.unref(f) }
 		onWait()
 		select {
 		case <-f.done:
-			return f.err
+			return release, f.err
 		case <-ctx.Done():
-			return ctx.Err()
+			return release, ctx.Err()
 		}
 	}
-	f := &flight{done: make(chan struct{}), err: errors.New("pull panicked")}
+	f := &flight{done: make(chan struct{}), err: errors.New("pull panicked"), refs: 1}
 	fs.m[key] = f
 	fs.mu.Unlock()
 	defer func() {
@@ -710,8 +730,22 @@ func (fs *flights) do(ctx context.Context, key string, fn func() error, onWait f
 		fs.mu.Unlock()
 		close(f.done)
 	}()
-	f.err = fn()
-	return f.err
+	f.hold, f.err = fn()
+	return func() { fs.unref(f) }, f.err
+}
+
+// unref drops one reference to f's hold, closing it with the last.
+func (fs *flights) unref(f *flight) {
+	fs.mu.Lock()
+	f.refs--
+	last := f.refs == 0
+	fs.mu.Unlock()
+	if last {
+		<-f.done // the pull has ended: its last waiter may leave early
+		if f.hold != nil {
+			f.hold.Close()
+		}
+	}
 }
 
 // basicKeychain hands out explicit credentials by registry host.

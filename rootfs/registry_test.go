@@ -41,7 +41,8 @@ type testRegistry struct {
 	manifests int            // manifest GETs
 	// gate, when set, runs before a blob GET is served; it may write the
 	// response itself and return true.
-	gate func(w http.ResponseWriter, r *http.Request, digest string) bool
+	// n counts this digest's GETs, this one included.
+	gate func(w http.ResponseWriter, r *http.Request, digest string, n int) bool
 	// rewrite, when set, changes manifest bodies as they are served
 	// (the Docker-Content-Digest header stays the stored one's).
 	rewrite func([]byte) []byte
@@ -67,9 +68,10 @@ func newTestRegistry(t testing.TB) *testRegistry {
 				d := req.URL.Path[i+len("/blobs/"):]
 				r.mu.Lock()
 				r.blobGets[d]++
+				n := r.blobGets[d]
 				gate := r.gate
 				r.mu.Unlock()
-				if gate != nil && gate(w, req, d) {
+				if gate != nil && gate(w, req, d, n) {
 					return
 				}
 			}
@@ -111,7 +113,7 @@ func (r *testRegistry) manifestCount() int {
 	return r.manifests
 }
 
-func (r *testRegistry) setGate(g func(w http.ResponseWriter, req *http.Request, digest string) bool) {
+func (r *testRegistry) setGate(g func(w http.ResponseWriter, req *http.Request, digest string, n int) bool) {
 	r.mu.Lock()
 	r.gate = g
 	r.mu.Unlock()
@@ -220,7 +222,7 @@ func tarball(t testing.TB, entries ...entry) []byte {
 func gzipped(t testing.TB, b []byte) []byte {
 	t.Helper()
 	var out bytes.Buffer
-	zw := gzip.NewWriter(&out)
+	zw, _ := gzip.NewWriterLevel(&out, gzip.BestSpeed)
 	if _, err := zw.Write(b); err != nil {
 		t.Fatal(err)
 	}
