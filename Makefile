@@ -3,9 +3,10 @@ GO ?= go
 STATICCHECK_VERSION := v0.8.2
 # Debian packages the tests use: a throwaway redis-server per test package,
 # bubblewrap for the sandbox, git for repositories and the git HTTP server,
-# chromium for the admin pages' browser tests.
-TEST_PACKAGES := redis-server bubblewrap git chromium
-TEST_BINARIES := redis-server bwrap git chromium
+# chromium for the admin pages' browser tests, busybox-static for the
+# rootfs package's test images.
+TEST_PACKAGES := redis-server bubblewrap git chromium busybox-static
+TEST_BINARIES := redis-server bwrap git chromium busybox
 
 .PHONY: run test lint bench deps build
 

@@ -32,6 +32,8 @@ var allowed = map[string][]string{
 	"tools":              {"agent", "workspace", "config"},
 	"workspace":          {"config"},
 	"deploy":             {},
+	"rootfs":             {},
+	"devcontainer":       {},
 	"runs":               {"config"},
 	"admin":              {"config", "runs", "agent"},
 	"redeliver":          {"ghapp", "config"},
