@@ -91,7 +91,9 @@ func TestSandboxDownloadsVerified(t *testing.T) {
 				f := strings.Fields(c)
 				switch f[0] {
 				case "curl", "wget":
-					if !slices.ContainsFunc(cmds, func(c string) bool { return strings.HasPrefix(c, "sha256sum -c") || strings.HasPrefix(c, "sha512sum -c") }) {
+					if !slices.ContainsFunc(cmds, func(c string) bool {
+						return strings.HasPrefix(c, "sha256sum -c") || strings.HasPrefix(c, "sha512sum -c")
+					}) {
 						t.Errorf("line %d: %s without a checksum check: %s", in.line, f[0], c)
 					}
 				case "corepack":
