@@ -454,6 +454,7 @@ func (c *Cache) unpack(ctx context.Context, p *puller, res *resolved, tmp string
 	}
 	defer root.Close()
 	u := newUnpacker(root)
+	defer u.close()
 	for i, l := range res.manifest.Layers {
 		if err := p.layer(ctx, u, i+1, l, cfg.RootFS.DiffIDs[i]); err != nil {
 			return nil, err

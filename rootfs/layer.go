@@ -137,7 +137,11 @@ func apply(u *unpacker, r *bufio.Reader, diffID v1.Hash) error {
 		raw = r
 	}
 	uncompressed := newCountingHash()
-	stream := &readErrors{r: io.TeeReader(raw, uncompressed)}
+	// Decompressing and hashing run ahead of the tar reader, so they
+	// overlap with the writing of the files.
+	ahead := newReadAhead(io.TeeReader(raw, uncompressed), 256<<10, 8)
+	defer ahead.Close()
+	stream := &readErrors{r: ahead}
 	if err := u.apply(tar.NewReader(stream)); err != nil {
 		switch {
 		case stream.err != nil:
@@ -173,4 +177,101 @@ func (e *readErrors) Read(p []byte) (int, error) {
 		e.err = err
 	}
 	return n, err
+}
+
+// readAhead reads r in a goroutine of its own, up to depth chunks of size
+// bytes ahead of its reader. Close stops the goroutine and waits for it.
+type readAhead struct {
+	chunks chan []byte // read, in order; closed after the last
+	free   chan []byte // buffers to fill
+	done   chan struct{}
+	exited chan struct{}
+	err    error // why chunks was closed: io.EOF or r's error
+
+	buf, cur []byte // the chunk being read, and what is left of it
+}
+
+func newReadAhead(r io.Reader, size, depth int) *readAhead {
+	ra := &readAhead{
+		chunks: make(chan []byte, depth),
+		free:   make(chan []byte, depth+1),
+		done:   make(chan struct{}),
+		exited: make(chan struct{}),
+	}
+	for range depth + 1 {
+		ra.free <- make([]byte, size)
+	}
+	go ra.run(r)
+	return ra
+}
+
+var errReadAheadClosed = errors.New("read ahead closed")
+
+func (ra *readAhead) run(r io.Reader) {
+	defer close(ra.exited)
+	defer close(ra.chunks)
+	defer func() {
+		if p := recover(); p != nil {
+			ra.err = fmt.Errorf("read ahead panicked: %v", p)
+		}
+	}()
+	for {
+		var buf []byte
+		select {
+		case buf = <-ra.free:
+		case <-ra.done:
+			ra.err = errReadAheadClosed
+			return
+		}
+		n, err := fill(r, buf)
+		if n > 0 {
+			select {
+			case ra.chunks <- buf[:n]:
+			case <-ra.done:
+				ra.err = errReadAheadClosed
+				return
+			}
+		}
+		if err != nil {
+			ra.err = err
+			return
+		}
+	}
+}
+
+// fill reads r until buf is full or r fails (io.EOF included).
+func fill(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// Read implements io.Reader.
+func (ra *readAhead) Read(p []byte) (int, error) {
+	for len(ra.cur) == 0 {
+		if ra.buf != nil {
+			ra.free <- ra.buf[:cap(ra.buf)]
+			ra.buf = nil
+		}
+		b, ok := <-ra.chunks
+		if !ok {
+			return 0, ra.err
+		}
+		ra.buf, ra.cur = b, b
+	}
+	n := copy(p, ra.cur)
+	ra.cur = ra.cur[n:]
+	return n, nil
+}
+
+// Close stops reading ahead and waits until the goroutine has ended.
+func (ra *readAhead) Close() {
+	close(ra.done)
+	<-ra.exited
 }

@@ -56,11 +56,49 @@ type unpacker struct {
 	// link to one is left out too.
 	gone    map[string]bool
 	skipped Skipped
+	// last is the directory entries were last written in, opened as a
+	// root of its own so each entry costs one lookup, not one per element
+	// of its path; any removal forgets it.
+	last    *os.Root
+	lastDir string
 }
 
 func newUnpacker(root *os.Root) *unpacker {
 	return &unpacker{root: root, buf: make([]byte, 256<<10), dirs: map[string]bool{}, gone: map[string]bool{}}
 }
+
+// parent returns the resolved directory dir as a root of its own.
+func (u *unpacker) parent(dir string) (*os.Root, error) {
+	if dir == "." {
+		return u.root, nil
+	}
+	if u.last != nil && u.lastDir == dir {
+		return u.last, nil
+	}
+	u.closeLast()
+	r, err := u.root.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	u.last, u.lastDir = r, dir
+	return r, nil
+}
+
+func (u *unpacker) closeLast() {
+	if u.last != nil {
+		u.last.Close()
+		u.last = nil
+	}
+}
+
+// forget drops what is known of the tree, after a removal.
+func (u *unpacker) forget() {
+	clear(u.dirs)
+	u.closeLast()
+}
+
+// close releases the directory kept open.
+func (u *unpacker) close() { u.closeLast() }
 
 // apply unpacks one layer's tar stream, up to its end-of-archive marker.
 func (u *unpacker) apply(tr *tar.Reader) error {
@@ -114,13 +152,20 @@ func (u *unpacker) entry(hdr *tar.Header, r io.Reader) error {
 		return fmt.Errorf("entry %q: %w", hdr.Name, err)
 	}
 	target := path.Join(parent, base)
+	var pr *os.Root
+	switch hdr.Typeflag {
+	case tar.TypeDir, tar.TypeReg, tar.TypeSymlink:
+		if pr, err = u.parent(parent); err != nil {
+			return fmt.Errorf("entry %q: %w", hdr.Name, err)
+		}
+	}
 	switch hdr.Typeflag {
 	case tar.TypeDir:
-		err = u.dir(target, hdr)
+		err = u.dir(pr, base, target, hdr)
 	case tar.TypeReg:
-		err = u.file(target, hdr, r)
+		err = u.file(pr, base, target, hdr, r)
 	case tar.TypeSymlink:
-		err = u.symlink(target, hdr)
+		err = u.symlink(pr, base, target, hdr)
 	case tar.TypeLink:
 		err = u.hardlink(target, hdr)
 	case tar.TypeChar, tar.TypeBlock:
@@ -225,10 +270,11 @@ func (u *unpacker) mkdirAll(p string) error {
 	return nil
 }
 
-// replace clears the way for a new entry at target: anything there goes,
-// except a directory that a directory entry keeps (with its contents).
-func (u *unpacker) replace(target string, keepDir bool) (exists bool, err error) {
-	fi, err := u.root.Lstat(target)
+// replace clears the way for a new entry name in the directory r (target
+// from the top): anything there goes, except a directory that a directory
+// entry keeps (with its contents).
+func (u *unpacker) replace(r *os.Root, name, target string, keepDir bool) (exists bool, err error) {
+	fi, err := r.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -239,9 +285,14 @@ func (u *unpacker) replace(target string, keepDir bool) (exists bool, err error)
 		return true, nil
 	}
 	if fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
+		// Directories kept open or known may be under what goes; the
+		// one we write in is not, but forget it too.
 		clear(u.dirs)
+		if r != u.last {
+			u.closeLast()
+		}
 	}
-	return false, u.root.RemoveAll(target)
+	return false, r.RemoveAll(name)
 }
 
 // mode is the permission of an entry: the tar mode without setuid and
@@ -260,29 +311,33 @@ func (u *unpacker) mode(hdr *tar.Header) fs.FileMode {
 // dir makes a directory. Its owner may always write and search it, so a
 // later layer (or eviction) can change it without being root; the sandbox
 // mounts the whole root read-only.
-func (u *unpacker) dir(target string, hdr *tar.Header) error {
-	exists, err := u.replace(target, true)
+func (u *unpacker) dir(r *os.Root, name, target string, hdr *tar.Header) error {
+	exists, err := u.replace(r, name, target, true)
 	if err != nil {
 		return err
 	}
 	if !exists {
-		if err := u.root.Mkdir(target, 0o700); err != nil {
+		if err := r.Mkdir(name, 0o700); err != nil {
 			return err
 		}
 	}
 	u.dirs[target] = true
-	return u.root.Chmod(target, u.mode(hdr)|0o700)
+	return r.Chmod(name, u.mode(hdr)|0o700)
 }
 
-func (u *unpacker) file(target string, hdr *tar.Header, r io.Reader) error {
-	if _, err := u.replace(target, false); err != nil {
-		return err
+func (u *unpacker) file(r *os.Root, name, target string, hdr *tar.Header, content io.Reader) error {
+	const flags = os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	f, err := r.OpenFile(name, flags, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		if _, err := u.replace(r, name, target, false); err != nil {
+			return err
+		}
+		f, err = r.OpenFile(name, flags, 0o600)
 	}
-	f, err := u.root.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	if _, err := io.CopyBuffer(f, r, u.buf); err != nil {
+	if _, err := io.CopyBuffer(f, content, u.buf); err != nil {
 		f.Close()
 		return err
 	}
@@ -303,16 +358,16 @@ func (u *unpacker) file(target string, hdr *tar.Header, r io.Reader) error {
 	return f.Close()
 }
 
-func (u *unpacker) symlink(target string, hdr *tar.Header) error {
+func (u *unpacker) symlink(r *os.Root, name, target string, hdr *tar.Header) error {
 	if hdr.Linkname == "" {
 		return errors.New("symbolic link with an empty target")
 	}
-	if _, err := u.replace(target, false); err != nil {
+	if _, err := u.replace(r, name, target, false); err != nil {
 		return err
 	}
 	// The target is stored as it is: inside the sandbox the root is "/",
 	// and unpacking reads it relative to the root (resolve).
-	return u.root.Symlink(hdr.Linkname, target)
+	return r.Symlink(hdr.Linkname, name)
 }
 
 func (u *unpacker) hardlink(target string, hdr *tar.Header) error {
@@ -343,7 +398,7 @@ func (u *unpacker) hardlink(target string, hdr *tar.Header) error {
 	if src == target {
 		return nil
 	}
-	if _, err := u.replace(target, false); err != nil {
+	if _, err := u.replace(u.root, target, target, false); err != nil {
 		return err
 	}
 	return u.root.Link(src, target)
@@ -365,7 +420,7 @@ func (u *unpacker) whiteout(dir, name string) error {
 	if _, err := u.root.Lstat(target); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	clear(u.dirs)
+	u.forget()
 	if err := u.root.RemoveAll(target); err != nil {
 		return fmt.Errorf("whiteout %s%s: %w", dir, name, err)
 	}
@@ -385,7 +440,7 @@ func (u *unpacker) opaque(dir string) error {
 	if err != nil || !fi.IsDir() {
 		return err
 	}
-	clear(u.dirs)
+	u.forget()
 	if err := u.clearLower(parent); err != nil {
 		return fmt.Errorf("opaque directory %s: %w", dir, err)
 	}
