@@ -208,7 +208,7 @@ func TestCredentials(t *testing.T) {
 		cfgDir := t.TempDir()
 		bin := t.TempDir()
 		// docker-credential-test answers the get verb with the secret.
-		helper := fmt.Sprintf("#!/bin/sh\nread server\necho '{\"ServerURL\":\"'$server'\",\"Username\":\"robot\",\"Secret\":\"s3cret\"}'\n")
+		helper := "#!/bin/sh\nread server\necho '{\"ServerURL\":\"'$server'\",\"Username\":\"robot\",\"Secret\":\"s3cret\"}'\n"
 		if err := os.WriteFile(filepath.Join(bin, "docker-credential-test"), []byte(helper), 0o755); err != nil {
 			t.Fatal(err)
 		}

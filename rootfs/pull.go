@@ -146,6 +146,10 @@ var layerMediaTypes = map[types.MediaType]bool{
 // returning its bytes, media type and digest. A non-zero want (and size
 // when not negative) must match the bytes.
 func (p *puller) manifest(ctx context.Context, reference string, want v1.Hash, size int64) ([]byte, types.MediaType, v1.Hash, error) {
+	what := "get the manifest " + reference
+	if !strings.Contains(reference, ":") {
+		what = "get the manifest of tag " + reference
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.base+"/manifests/"+reference, nil)
 	if err != nil {
 		return nil, "", v1.Hash{}, fmt.Errorf("manifest request: %w", err)
@@ -153,15 +157,15 @@ func (p *puller) manifest(ctx context.Context, reference string, want v1.Hash, s
 	req.Header.Set("Accept", manifestAccept)
 	resp, err := p.client.Do(req)
 	if err != nil {
-		return nil, "", v1.Hash{}, registryError(p.image, "get manifest "+reference, err)
+		return nil, "", v1.Hash{}, registryError(p.image, what, err)
 	}
 	defer resp.Body.Close()
 	if err := transport.CheckError(resp, http.StatusOK); err != nil {
-		return nil, "", v1.Hash{}, registryError(p.image, "get manifest "+reference, err)
+		return nil, "", v1.Hash{}, registryError(p.image, what, err)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxManifestBytes+1))
 	if err != nil {
-		return nil, "", v1.Hash{}, registryError(p.image, "read manifest "+reference, err)
+		return nil, "", v1.Hash{}, registryError(p.image, "read the manifest "+reference, err)
 	}
 	if len(body) > maxManifestBytes {
 		return nil, "", v1.Hash{}, &Error{Image: p.image, Kind: KindInvalid, Detail: fmt.Sprintf("manifest %s is larger than %d bytes", reference, maxManifestBytes)}
