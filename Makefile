@@ -8,9 +8,10 @@ STATICCHECK_VERSION := v0.8.2
 # Debian packages the tests use: a throwaway redis-server per test package,
 # bubblewrap for the sandbox, git for repositories and the git HTTP server,
 # chromium for the admin pages' browser tests, pytest for the test output
-# parser of package proof.
-TEST_PACKAGES := redis-server bubblewrap git chromium python3-pytest
-TEST_BINARIES := redis-server bwrap git chromium pytest
+# parser of package proof, busybox-static for the rootfs package's test
+# images.
+TEST_PACKAGES := redis-server bubblewrap git chromium python3-pytest busybox-static
+TEST_BINARIES := redis-server bwrap git chromium pytest busybox
 
 .PHONY: run test lint bench deps build
 
