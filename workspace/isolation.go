@@ -21,16 +21,20 @@ type isolation struct {
 // isolate prepares c's isolation; fds numbers the files it passes to the
 // sandbox's process.
 func (b *Bwrap) isolate(ctx context.Context, c Command, fds *fdList) (*isolation, error) {
-	iso := &isolation{}
-	f, err := dataFile("agentfix-seccomp", b.seccomp)
-	if err != nil {
-		return nil, err
+	iso := &isolation{args: []string{"--unshare-user", "--disable-userns"}}
+	// NewBwrap always compiles the filter; only a test leaves it out.
+	if b.seccomp != nil {
+		f, err := dataFile("agentfix-seccomp", b.seccomp)
+		if err != nil {
+			return nil, err
+		}
+		iso.seccomp = f
+		iso.args = append(iso.args, "--seccomp", strconv.Itoa(fds.add(f)))
 	}
-	iso.seccomp = f
-	iso.args = []string{"--unshare-user", "--disable-userns", "--seccomp", strconv.Itoa(fds.add(f))}
 	if !c.Network {
 		return iso, nil
 	}
+	var err error
 	if iso.net, err = b.network.prepare(ctx, fds); err != nil {
 		iso.close()
 		return nil, err
@@ -53,5 +57,7 @@ func (i *isolation) close() {
 	if i.net != nil {
 		i.net.stop()
 	}
-	i.seccomp.Close()
+	if i.seccomp != nil {
+		i.seccomp.Close()
+	}
 }

@@ -182,6 +182,9 @@ func parseEgress(entries []string) ([]egressEntry, error) {
 
 func parseEgressEntry(s string) (egressEntry, error) {
 	var e egressEntry
+	if strings.ContainsAny(s, "/@?#*") {
+		return e, fmt.Errorf("want a host name or IPv4 address, optionally with :port (no scheme, path or wildcard)")
+	}
 	host := s
 	if h, p, err := net.SplitHostPort(s); err == nil {
 		n, err := strconv.ParseUint(p, 10, 16)
@@ -288,12 +291,13 @@ type setupNetwork struct {
 }
 
 // netPrelude runs in the new user and network namespace, as its root:
-// it installs the IPv4 rules from fd 5 and prohibits IPv6 (unless the
-// kernel has none), then execs bwrap. Nothing of the command is
-// interpolated into it.
-const netPrelude = `ip -4 -batch /dev/fd/5 || exit
+// it installs the IPv4 rules from the fd its first argument names and
+// prohibits IPv6 (unless the kernel has none), then execs bwrap. Nothing
+// of the command is interpolated into it.
+const netPrelude = `fd=$1; shift
+ip -4 -batch "/dev/fd/$fd" || exit
 { ip -6 rule add pref 500 prohibit || [ ! -e /proc/sys/net/ipv6 ]; } || exit
-exec 5<&-
+eval "exec $fd<&-"
 exec "$@"`
 
 // newSetupNetwork finds the programs of setup's network and checks o's
@@ -393,16 +397,13 @@ func (n *setupNetwork) prepare(ctx context.Context, fds *fdList) (_ *netRun, err
 	if r.hosts != nil {
 		r.hostsFD = fds.add(r.hosts)
 	}
-	if r.rulesFD != 5 {
-		return nil, fmt.Errorf("setup network: the rules are fd %d, the prelude reads fd 5", r.rulesFD)
-	}
 	return r, nil
 }
 
 // prefix is what runs before bwrap: a new user namespace whose root is
 // the worker's user, with a new network namespace, and the prelude.
 func (r *netRun) prefix() []string {
-	return []string{r.n.unshare, "--user", "--map-root-user", "--net", "--", r.n.sh, "-c", netPrelude, "agentfix-setup-net"}
+	return []string{r.n.unshare, "--user", "--map-root-user", "--net", "--", r.n.sh, "-c", netPrelude, "agentfix-setup-net", strconv.Itoa(r.rulesFD)}
 }
 
 // bwrapArgs are bwrap's arguments for the setup network: share the
