@@ -2,10 +2,11 @@
 GO ?= go
 STATICCHECK_VERSION := v0.8.2
 # Debian packages the tests use: a throwaway redis-server per test package,
-# bubblewrap for the sandbox, git for repositories and the git HTTP server,
-# chromium for the admin pages' browser tests.
-TEST_PACKAGES := redis-server bubblewrap git chromium
-TEST_BINARIES := redis-server bwrap git chromium
+# bubblewrap for the sandbox, slirp4netns and iproute2 for setup's network,
+# git for repositories and the git HTTP server, chromium for the admin
+# pages' browser tests.
+TEST_PACKAGES := redis-server bubblewrap slirp4netns iproute2 git chromium
+TEST_BINARIES := redis-server bwrap slirp4netns ip git chromium
 
 .PHONY: run test lint bench deps build
 
