@@ -43,6 +43,7 @@ type composeService struct {
 	Ports           []string `yaml:"ports"`
 	Volumes         []string `yaml:"volumes"`
 	Tmpfs           []string `yaml:"tmpfs"`
+	Devices         []string `yaml:"devices"`
 	ReadOnly        bool     `yaml:"read_only"`
 	Init            bool     `yaml:"init"`
 	CapDrop         []string `yaml:"cap_drop"`
@@ -169,6 +170,16 @@ func TestComposeWorker(t *testing.T) {
 	}
 	if !slices.ContainsFunc(w.Volumes, func(v string) bool { return strings.HasSuffix(v, ":"+w.Environment["AGENTFIX_DATA_DIR"]) }) {
 		t.Errorf("worker volumes %q: want a volume on AGENTFIX_DATA_DIR %s", w.Volumes, w.Environment["AGENTFIX_DATA_DIR"])
+	}
+
+	// Setup's network needs the tun device in the worker, and only there.
+	if !slices.Contains(w.Devices, "/dev/net/tun:/dev/net/tun") {
+		t.Errorf("worker devices %q: want /dev/net/tun for slirp4netns", w.Devices)
+	}
+	for _, name := range []string{"webhook", "redis"} {
+		if len(f.Services[name].Devices) > 0 {
+			t.Errorf("%s devices %q: only the worker needs one", name, f.Services[name].Devices)
+		}
 	}
 
 	// Only the worker loosens the sandbox-related options.
