@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/net/dns/dnsmessage"
@@ -623,4 +624,57 @@ func (d *testDNS) slirpWrapper(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return wrapper
+}
+
+// slirpChildren returns the pids of this process's slirp4netns children.
+func slirpChildren(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []string
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil || !strings.Contains(string(stat), "(slirp4netns)") || isZombie(string(stat)) {
+			continue
+		}
+		i := strings.LastIndexByte(string(stat), ')')
+		if f := strings.Fields(string(stat)[i+1:]); len(f) > 1 && f[1] == fmt.Sprint(os.Getpid()) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+// TestBwrapSetupEnds checks that a setup command's processes and its NAT
+// end with it: after a normal exit, a timeout and a cancel.
+func TestBwrapSetupEnds(t *testing.T) {
+	b := newTestBwrap(t, testOptions(t))
+	ctx := context.Background()
+	marker := fmt.Sprintf("agentfix-setup-bg-%d", os.Getpid())
+	res := mustRun(t, b, Command{Script: treeScript(marker), Network: true})
+	if res.ExitCode != 0 || processWithMarker(t, marker) || len(slirpChildren(t)) > 0 {
+		t.Errorf("after exit: %+v, background process alive %v, slirp4netns %v", res, processWithMarker(t, marker), slirpChildren(t))
+	}
+	res = mustRun(t, b, Command{Script: treeScript(marker) + "; wait", Network: true, Timeout: 2 * time.Second})
+	if !res.TimedOut || processWithMarker(t, marker) || len(slirpChildren(t)) > 0 {
+		t.Errorf("after timeout: %+v, background process alive %v, slirp4netns %v", res, processWithMarker(t, marker), slirpChildren(t))
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Run(cctx, Command{Script: treeScript(marker) + "; wait", Network: true})
+		done <- err
+	}()
+	for !processWithMarker(t, marker) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Run after cancel: %v, want context.Canceled", err)
+	}
+	if processWithMarker(t, marker) || len(slirpChildren(t)) > 0 {
+		t.Errorf("after cancel: background process alive %v, slirp4netns %v", processWithMarker(t, marker), slirpChildren(t))
+	}
 }

@@ -43,7 +43,9 @@ type Command struct {
 	Script string
 	// Timeout bounds the command; 0 means Options.Timeout.
 	Timeout time.Duration
-	// Network gives the command network access. Only setup commands set it.
+	// Network gives the command network access: for bwrap, egress to the
+	// public internet (or Options.SetupEgress) from a network namespace of
+	// its own, never the host's services. Only setup commands set it.
 	Network bool
 }
 

@@ -29,7 +29,9 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 // Bwrap runs commands with bubblewrap: a tmpfs root with the system
 // directories read-only, the working copy at /workspace and the cache at
 // /cache writable, a private /tmp, /proc and /dev, every namespace unshared
-// (so no network) and all capabilities dropped. It is the default sandbox.
+// (so no network; a setup command gets a network namespace of its own with
+// NAT, see the package doc), all capabilities dropped and a seccomp filter.
+// It is the default sandbox.
 type Bwrap struct {
 	opts    Options
 	bwrap   string
