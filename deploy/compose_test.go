@@ -85,9 +85,8 @@ func interpolateCompose(t *testing.T, b []byte) []byte {
 	t.Helper()
 	return composeVar.ReplaceAllFunc(b, func(ref []byte) []byte {
 		m := composeVar.FindSubmatch(ref)
-		name, mod := string(m[1]), string(m[2])
-		v, ok := testValues[name]
-		if !ok || !strings.HasPrefix(mod, ":?") {
+		v, ok := testValues[string(m[1])]
+		if !ok || !strings.HasPrefix(string(m[2]), ":?") {
 			t.Errorf("docker-compose.yml %s: want a required variable with a stand-in in testValues", ref)
 		}
 		return []byte(v)
