@@ -28,10 +28,11 @@
 // user, which owns the new network namespace) → a fixed sh prelude that
 // installs the blocking rules with iproute2 → bwrap with --share-net. bwrap
 // reports its child on --info-fd and waits on --block-fd; the worker then
-// starts slirp4netns attached to that namespace (its network and user
-// namespace opened by the worker and handed over as file descriptors, so a
-// reused pid cannot swap them), waits for --ready-fd, and releases the
-// command. slirp4netns ends when the worker closes its --exit-fd after the
+// starts slirp4netns attached to that namespace by the pid of its own
+// child, which cannot be reused before the worker reaps it (after checking
+// that its namespaces are not the worker's; slirp4netns 1.2's
+// --enable-sandbox ignores --userns-path when not root, so it gets the
+// pid), waits for --ready-fd, and releases the command. slirp4netns ends when the worker closes its --exit-fd after the
 // command, or when the worker dies.
 //
 // slirp4netns rather than pasta: it is built to attach to a namespace

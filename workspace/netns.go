@@ -445,12 +445,9 @@ func (r *netRun) started(ctx context.Context, pid int) error {
 	if json.Unmarshal(info, &rec) != nil || rec.ChildPID == 0 {
 		return nil
 	}
-	netns, userns, err := namespaceFiles(pid)
-	if err != nil {
+	if err := checkNamespaces(pid); err != nil {
 		return err
 	}
-	defer netns.Close()
-	defer userns.Close()
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("setup network: %w", err)
@@ -463,15 +460,15 @@ func (r *netRun) started(ctx context.Context, pid int) error {
 	}
 	r.exitW = exitW
 	r.slirpOut = NewHeadTail(4 << 10)
-	// fds 3 to 6 in slirp4netns: ready, exit, the network and the user
-	// namespace, held open from here so that a reused pid cannot swap them.
+	// slirp4netns joins the namespaces of pid (a pid cannot be reused
+	// while the worker has not reaped its child). fds 3 and 4 in it are
+	// ready and exit.
 	cmd := exec.CommandContext(ctx, r.n.slirp,
 		"--configure", "--mtu=65520", "--disable-host-loopback",
 		"--enable-sandbox", "--enable-seccomp",
 		"--ready-fd=3", "--exit-fd=4",
-		"--netns-type=path", "--userns-path=/proc/self/fd/6",
-		"/proc/self/fd/5", "tap0")
-	cmd.ExtraFiles = []*os.File{readyW, exitR, netns, userns}
+		strconv.Itoa(pid), "tap0")
+	cmd.ExtraFiles = []*os.File{readyW, exitR}
 	cmd.Stdout, cmd.Stderr = r.slirpOut, r.slirpOut
 	cmd.Env = []string{}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -494,30 +491,20 @@ func (r *netRun) started(ctx context.Context, pid int) error {
 	return nil
 }
 
-// namespaceFiles opens the network and user namespaces of pid and checks
-// that both are new ones, not the worker's.
-func namespaceFiles(pid int) (netns, userns *os.File, err error) {
-	var files []*os.File
+// checkNamespaces checks that the network and user namespaces of pid are
+// new ones, not the worker's.
+func checkNamespaces(pid int) error {
 	for _, ns := range []string{"net", "user"} {
-		p := fmt.Sprintf("/proc/%d/ns/%s", pid, ns)
-		f, err := os.Open(p)
-		if err != nil {
-			for _, f := range files {
-				f.Close()
-			}
-			return nil, nil, fmt.Errorf("setup network: %w", err)
-		}
-		files = append(files, f)
-		theirs, err1 := os.Stat(p)
+		theirs, err1 := os.Stat(fmt.Sprintf("/proc/%d/ns/%s", pid, ns))
 		ours, err2 := os.Stat("/proc/self/ns/" + ns)
-		if err := errors.Join(err1, err2); err != nil || os.SameFile(theirs, ours) {
-			for _, f := range files {
-				f.Close()
-			}
-			return nil, nil, fmt.Errorf("setup network: the sandbox's %s namespace is the worker's own (%v)", ns, err)
+		if err := errors.Join(err1, err2); err != nil {
+			return fmt.Errorf("setup network: %w", err)
+		}
+		if os.SameFile(theirs, ours) {
+			return fmt.Errorf("setup network: the sandbox's %s namespace is the worker's own", ns)
 		}
 	}
-	return files[0], files[1], nil
+	return nil
 }
 
 // stop ends the NAT and releases everything. The command is over, so

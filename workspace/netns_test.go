@@ -678,3 +678,17 @@ func TestBwrapSetupEnds(t *testing.T) {
 		t.Errorf("after cancel: background process alive %v, slirp4netns %v", processWithMarker(t, marker), slirpChildren(t))
 	}
 }
+
+// TestBwrapSetupIdentity checks that setup runs as the same user and
+// group as the agent's commands, though bwrap starts as root of setup's
+// user namespace.
+func TestBwrapSetupIdentity(t *testing.T) {
+	t.Parallel()
+	b := newTestBwrap(t, testOptions(t))
+	want := fmt.Sprintf("%d %d\n", os.Getuid(), os.Getgid())
+	for _, network := range []bool{false, true} {
+		if res := mustRun(t, b, Command{Script: `echo "$(id -u) $(id -g)"`, Network: network}); res.Output != want {
+			t.Errorf("network %v: uid and gid %q, want %q", network, res.Output, want)
+		}
+	}
+}
