@@ -39,8 +39,8 @@ type Bwrap struct {
 	// mounts are the read-only mounts after the system directories.
 	mounts  []string
 	pathDir []string
-	// seccomp is the compiled filter and network the setup network
-	// (isolation.go).
+	// seccomp is the compiled filter (seccomp.go); network gives setup
+	// commands their network (netns.go).
 	seccomp []byte
 	network *setupNetwork
 }
