@@ -6,12 +6,12 @@ SHELL := bash
 .SHELLFLAGS := -o pipefail -c
 STATICCHECK_VERSION := v0.8.2
 # Debian packages the tests use: a throwaway redis-server per test package,
-# bubblewrap for the sandbox, git for repositories and the git HTTP server,
-# chromium for the admin pages' browser tests, pytest for the test output
-# parser of package proof, busybox-static for the rootfs package's test
-# images.
-TEST_PACKAGES := redis-server bubblewrap git chromium python3-pytest busybox-static
-TEST_BINARIES := redis-server bwrap git chromium pytest busybox
+# bubblewrap for the sandbox, slirp4netns and iproute2 for setup's network,
+# git for repositories and the git HTTP server, chromium for the admin
+# pages' browser tests, pytest for the test output parser of package proof,
+# busybox-static for the rootfs package's test images.
+TEST_PACKAGES := redis-server bubblewrap slirp4netns iproute2 git chromium python3-pytest busybox-static
+TEST_BINARIES := redis-server bwrap slirp4netns ip git chromium pytest busybox
 
 .PHONY: run test lint bench deps build
 

@@ -26,6 +26,10 @@ type process struct {
 	// onKill runs after the process group was killed on timeout or cancel
 	// (the docker sandbox removes its container there).
 	onKill func()
+	// started, when set, runs once the process started, with the timeout's
+	// context and the process's pid (bwrap's setup network attaches its NAT
+	// there); an error kills the process group and the command is dead.
+	started func(ctx context.Context, pid int) error
 }
 
 // runProcess runs p in its own process group with stdin empty, stdout and
@@ -63,6 +67,12 @@ func runProcess(ctx context.Context, p process, timeout time.Duration, outLimit 
 		io.Copy(buf, pr)
 	}()
 
+	var startErr error
+	if p.started != nil {
+		if startErr = p.started(runCtx, cmd.Process.Pid); startErr != nil {
+			killGroup(cmd.Process.Pid)
+		}
+	}
 	waitErr := cmd.Wait()
 	// Background processes the command left behind die with it.
 	proc.KillGroup(cmd.Process.Pid)
@@ -75,6 +85,9 @@ func runProcess(ctx context.Context, p process, timeout time.Duration, outLimit 
 	}
 
 	res := Result{Output: buf.String(), Elided: buf.Elided(), Duration: time.Since(start)}
+	if startErr != nil && runCtx.Err() == nil {
+		return res, fmt.Errorf("%w: %w", ErrSandboxDead, startErr)
+	}
 	if ctx.Err() != nil {
 		return res, fmt.Errorf("run command: %w", context.Cause(ctx))
 	}

@@ -43,7 +43,9 @@ type Command struct {
 	Script string
 	// Timeout bounds the command; 0 means Options.Timeout.
 	Timeout time.Duration
-	// Network gives the command network access. Only setup commands set it.
+	// Network gives the command network access: for bwrap, egress to the
+	// public internet (or Options.SetupEgress) from a network namespace of
+	// its own, never the host's services. Only setup commands set it.
 	Network bool
 }
 
@@ -115,6 +117,20 @@ type Options struct {
 	AllowUnsandboxed bool
 	// Logger receives debug records of each command; nil discards them.
 	Logger *slog.Logger
+
+	// SetupEgress narrows where bwrap's setup commands (Command.Network)
+	// may connect to the listed hosts: host names or IPv4 addresses, each
+	// with an optional port ("proxy.golang.org", "deb.debian.org:443").
+	// Names are resolved by the worker before each command and pinned in
+	// the sandbox's /etc/hosts. Empty means the public IPv4 internet. See
+	// ValidateSetupEgress; the package doc says what setup never reaches.
+	SetupEgress []string
+	// SetupResolver resolves SetupEgress names; nil means
+	// net.DefaultResolver.
+	SetupResolver Resolver
+	// Slirp4netns is the slirp4netns executable that gives bwrap's setup
+	// commands their network; empty means look it up on PATH.
+	Slirp4netns string
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

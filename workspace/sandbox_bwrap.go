@@ -29,7 +29,9 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 // Bwrap runs commands with bubblewrap: a tmpfs root with the system
 // directories read-only, the working copy at /workspace and the cache at
 // /cache writable, a private /tmp, /proc and /dev, every namespace unshared
-// (so no network) and all capabilities dropped. It is the default sandbox.
+// (so no network; a setup command gets a network namespace of its own with
+// NAT, see the package doc), all capabilities dropped and a seccomp filter.
+// It is the default sandbox.
 type Bwrap struct {
 	opts    Options
 	bwrap   string
@@ -37,6 +39,10 @@ type Bwrap struct {
 	// mounts are the read-only mounts after the system directories.
 	mounts  []string
 	pathDir []string
+	// seccomp is the compiled filter (seccomp.go); network gives setup
+	// commands their network (netns.go).
+	seccomp []byte
+	network *setupNetwork
 }
 
 // NewBwrap returns a bwrap sandbox for o after checking that bwrap and
@@ -59,6 +65,12 @@ func NewBwrap(o Options) (*Bwrap, error) {
 		return nil, fmt.Errorf("bwrap sandbox: %w (install util-linux)", err)
 	}
 	b := &Bwrap{opts: o, bwrap: bwrap, prlimit: prlimit, pathDir: o.ExtraPath}
+	if b.seccomp, err = seccompProgram(); err != nil {
+		return nil, fmt.Errorf("bwrap sandbox: %w", err)
+	}
+	if b.network, err = newSetupNetwork(o); err != nil {
+		return nil, fmt.Errorf("bwrap sandbox: %w", err)
+	}
 	ro := o.ReadOnlyDirs
 	if root := goRoot(); root != "" {
 		b.pathDir = append(b.pathDir, filepath.Join(root, "bin"))
@@ -103,12 +115,21 @@ func (b *Bwrap) Run(ctx context.Context, c Command) (res Result, err error) {
 	if timeout <= 0 {
 		timeout = b.opts.Timeout
 	}
-	argv := append(prlimitArgs(b.prlimit, b.opts.Limits), b.args(c)...)
+	fds := &fdList{}
+	fds.add(status) // fd 3, --json-status-fd
+	iso, err := b.isolate(ctx, c, fds)
+	if err != nil {
+		return Result{}, fmt.Errorf("bwrap: %w", err)
+	}
+	defer iso.close()
+	argv := append(prlimitArgs(b.prlimit, b.opts.Limits), iso.prefix...)
+	argv = append(argv, b.args(c, iso.args)...)
 	res, err = runProcess(ctx, process{
 		argv:       argv,
 		env:        sandboxEnv(CacheDir, b.pathDir, true, b.opts.Env),
 		dir:        b.opts.Workspace,
-		extraFiles: []*os.File{status},
+		extraFiles: fds.files,
+		started:    iso.started(),
 	}, timeout, b.opts.OutputLimit)
 	if err != nil {
 		return res, fmt.Errorf("bwrap: %w", err)
@@ -129,12 +150,10 @@ func (b *Bwrap) Run(ctx context.Context, c Command) (res Result, err error) {
 }
 
 // args returns bwrap's arguments for c: mount points are created under
-// bwrap's own tmpfs root, which is remounted read-only at the end.
-func (b *Bwrap) args(c Command) []string {
+// bwrap's own tmpfs root, which is remounted read-only at the end;
+// isolation (namespaces, seccomp, setup's network) follows the mounts.
+func (b *Bwrap) args(c Command, isolation []string) []string {
 	args := []string{b.bwrap, "--unshare-all"}
-	if c.Network {
-		args = append(args, "--share-net")
-	}
 	args = append(args, "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox")
 	for _, dir := range systemDirs {
 		fi, err := os.Lstat(dir)
@@ -155,6 +174,7 @@ func (b *Bwrap) args(c Command) []string {
 		args = append(args, "--ro-bind-try", "/etc/"+f, "/etc/"+f)
 	}
 	args = append(args, b.mounts...)
+	args = append(args, isolation...)
 	args = append(args,
 		"--proc", "/proc",
 		"--dev", "/dev",

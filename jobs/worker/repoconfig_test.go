@@ -170,26 +170,31 @@ func TestRepoConfigOnAnotherBranch(t *testing.T) {
 func TestSetupCommands(t *testing.T) {
 	t.Parallel()
 	t.Run("network on, then off for the agent", func(t *testing.T) {
+		// A service on the worker's loopback (Redis, /metrics) that neither
+		// setup, in its own network namespace, nor the agent reaches.
 		var hits atomic.Int32
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			hits.Add(1)
-			_, _ = w.Write([]byte("deps-ready"))
+			_, _ = w.Write([]byte("local-service"))
 		}))
 		t.Cleanup(srv.Close)
 		port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
 		fetch := "exec 3<>/dev/tcp/127.0.0.1/" + port + " && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3"
+		setup := `{ grep -q tap0 /proc/net/dev && echo setup-has-network; (` + fetch + `) || echo setup-no-loopback; } > "$HOME/deps.txt" 2>&1`
 		h := newHarness(t)
-		h.configure("main", "setup:\n  - "+yamlQuote(fetch+` > "$HOME/deps.txt"`)+"\n")
+		h.configure("main", "setup:\n  - "+yamlQuote(setup)+"\n")
 		h.model.add(bash(`cat "$HOME/deps.txt"; `+fetch+` || echo no network`), fixCalc(), submit("Fixed Add."), submit(""))
 		h.startWorker()
 		h.label(hRequester)
 		h.waitFor("the final comment", func() bool { return len(h.finals()) == 1 })
-		if n := hits.Load(); n != 1 {
-			t.Errorf("the server got %d requests, want 1: the setup command's, not the agent's", n)
+		if n := hits.Load(); n != 0 {
+			t.Errorf("the worker's loopback service got %d requests, want none", n)
 		}
 		obs := h.model.lastMessages()[1]
-		if !strings.Contains(obs, "deps-ready") || !strings.Contains(obs, "no network") {
-			t.Errorf("the agent saw %q, want the setup's download and no network of its own", obs)
+		for _, want := range []string{"setup-has-network", "setup-no-loopback", "no network"} {
+			if !strings.Contains(obs, want) {
+				t.Errorf("the agent saw %q, want %q: setup's own network without the worker's loopback, and no network of its own", obs, want)
+			}
 		}
 		if len(h.prs()) != 1 {
 			t.Errorf("pull requests = %d, want 1", len(h.prs()))
