@@ -17,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/agentfix/agentfix/internal/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -472,8 +473,8 @@ func (r *netRun) started(ctx context.Context, pid int) error {
 	cmd.Stdout, cmd.Stderr = r.slirpOut, r.slirpOut
 	cmd.Env = []string{}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { killGroup(cmd.Process.Pid); return nil }
-	cmd.WaitDelay = waitDelay
+	cmd.Cancel = func() error { proc.KillGroup(cmd.Process.Pid); return nil }
+	cmd.WaitDelay = proc.WaitDelay
 	err = cmd.Start()
 	readyW.Close()
 	exitR.Close()
@@ -513,7 +514,7 @@ func checkNamespaces(pid int) error {
 func (r *netRun) stop() {
 	r.closeAll()
 	if r.slirp != nil {
-		killGroup(r.slirp.Process.Pid)
+		proc.KillGroup(r.slirp.Process.Pid)
 		r.slirp.Wait()
 	}
 }

@@ -70,7 +70,7 @@ func runProcess(ctx context.Context, p process, timeout time.Duration, outLimit 
 	var startErr error
 	if p.started != nil {
 		if startErr = p.started(runCtx, cmd.Process.Pid); startErr != nil {
-			killGroup(cmd.Process.Pid)
+			proc.KillGroup(cmd.Process.Pid)
 		}
 	}
 	waitErr := cmd.Wait()
