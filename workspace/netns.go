@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/agentfix/agentfix/internal/proc"
 	"golang.org/x/sys/unix"
@@ -464,7 +463,7 @@ func (r *netRun) started(ctx context.Context, pid int) error {
 	// slirp4netns joins the namespaces of pid (a pid cannot be reused
 	// while the worker has not reaped its child). fds 3 and 4 in it are
 	// ready and exit.
-	cmd := exec.CommandContext(ctx, r.n.slirp,
+	cmd := proc.Command(ctx, nil, r.n.slirp,
 		"--configure", "--mtu=65520", "--disable-host-loopback",
 		"--enable-sandbox", "--enable-seccomp",
 		"--ready-fd=3", "--exit-fd=4",
@@ -472,9 +471,6 @@ func (r *netRun) started(ctx context.Context, pid int) error {
 	cmd.ExtraFiles = []*os.File{readyW, exitR}
 	cmd.Stdout, cmd.Stderr = r.slirpOut, r.slirpOut
 	cmd.Env = []string{}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { proc.KillGroup(cmd.Process.Pid); return nil }
-	cmd.WaitDelay = proc.WaitDelay
 	err = cmd.Start()
 	readyW.Close()
 	exitR.Close()
