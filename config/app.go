@@ -71,6 +71,11 @@ type App struct {
 	// repositories' toolchains must be in it); required when Sandbox is
 	// docker.
 	SandboxImage string `yaml:"sandbox_image"`
+	// SetupEgress narrows where setup commands may connect: a
+	// comma-separated list of hosts, host:port or IPv4 addresses (empty:
+	// the internet, but never this host, its networks, link-local or
+	// private ranges).
+	SetupEgress string `yaml:"setup_egress"`
 
 	// TriggerLabel is the issue label that starts a fix.
 	TriggerLabel string `yaml:"trigger_label"`

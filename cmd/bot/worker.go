@@ -92,7 +92,11 @@ func newWorker(ctx context.Context, cfg *config.App, rdb redis.UniversalClient, 
 	if err := reg.Register(modelErrors); err != nil {
 		return nil, fmt.Errorf("register model metrics: %w", err)
 	}
-	sandbox := workerSandbox(cfg)
+	egress, err := setupEgress(cfg)
+	if err != nil {
+		return nil, err
+	}
+	sandbox := workerSandbox(cfg, egress)
 	if err := probeSandbox(sandbox); err != nil {
 		return nil, err
 	}
@@ -135,9 +139,9 @@ func newWorker(ctx context.Context, cfg *config.App, rdb redis.UniversalClient, 
 
 // workerSandbox returns the worker's sandbox factory: the sandbox named by
 // AGENTFIX_SANDBOX, with the image of AGENTFIX_SANDBOX_IMAGE for docker.
-func workerSandbox(cfg *config.App) worker.SandboxFactory {
+func workerSandbox(cfg *config.App, egress []string) worker.SandboxFactory {
 	return func(o workspace.Options) (tools.Sandbox, error) {
-		o.AllowUnsandboxed, o.Image = cfg.AllowUnsandboxed, cfg.SandboxImage
+		o.AllowUnsandboxed, o.Image, o.SetupEgress = cfg.AllowUnsandboxed, cfg.SandboxImage, egress
 		return newSandbox(cfg.Sandbox, o)
 	}
 }
