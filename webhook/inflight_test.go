@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -195,7 +196,7 @@ func TestSlowBodyFlood(t *testing.T) {
 			defer wg.Done()
 			// Each from its own address, so no client's share is what
 			// bounds them.
-			errs <- h.slowClient(ctx, fmt.Sprintf("127.0.0.%d", 11+i), fmt.Sprintf("d-slow-%d", i), declared, ready[i], cut[i])
+			errs <- h.slowClient(ctx, fmt.Sprintf("127.0.0.%d", 11+i), fmt.Sprintf("d-slow-%d", i), declared, 10*time.Millisecond, ready[i], cut[i], nil)
 		}()
 	}
 	for i := range slow {
@@ -254,11 +255,11 @@ func TestSlowBodyFlood(t *testing.T) {
 }
 
 // slowClient sends, from the loopback address from, delivery id of
-// declared bytes (-1: chunked) with a wrong signature, trickling its body,
-// again and again until ctx ends; each connection must be cut off with
-// 408. It closes ready when the edge first reads its body and cut at its
-// first 408.
-func (h *harness) slowClient(ctx context.Context, from, id string, declared int, ready, cut chan struct{}) error {
+// declared bytes (-1: chunked) with a wrong signature, trickling its body
+// a byte every tick, again and again until ctx ends; each connection must
+// be cut off with 408. It closes ready when the edge first reads its body
+// and cut at its first 408, and counts the 408s in cuts (when not nil).
+func (h *harness) slowClient(ctx context.Context, from, id string, declared int, tick time.Duration, ready, cut chan struct{}, cuts *atomic.Int64) error {
 	for first := true; ctx.Err() == nil; first = false {
 		c, early, err := h.dial(ctx, from, id, declared, wrongSignature)
 		if ctx.Err() != nil {
@@ -274,7 +275,7 @@ func (h *harness) slowClient(ctx context.Context, from, id string, declared int,
 			close(ready)
 		}
 		stopTrickle := make(chan struct{})
-		go c.trickle(stopTrickle, 10*time.Millisecond)
+		go c.trickle(stopTrickle, tick)
 		r, err := c.answer()
 		close(stopTrickle)
 		c.conn.Close()
@@ -286,6 +287,9 @@ func (h *harness) slowClient(ctx context.Context, from, id string, declared int,
 		}
 		if r.code != http.StatusRequestTimeout {
 			return fmt.Errorf("%s trickling: answered %d %s, want 408", id, r.code, r.raw)
+		}
+		if cuts != nil {
+			cuts.Add(1)
 		}
 		if cut != nil {
 			close(cut)
