@@ -53,5 +53,5 @@ lint:
 # bench runs every benchmark; the webhook intake one runs next to its
 # redis-benchmark reference (scripts/bench-intake.sh).
 bench: deps
-	$(GO) test -run '^$$' -bench . -skip '^BenchmarkIntake$$' -benchmem ./...
+	$(GO) test -run '^$$' -bench . -skip '^BenchmarkIntake(SlowFlood)?$$' -benchmem ./...
 	scripts/bench-intake.sh
