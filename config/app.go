@@ -77,6 +77,17 @@ type App struct {
 	// private ranges).
 	SetupEgress string `yaml:"setup_egress"`
 
+	// WebhookMaxInflightBytes bounds the memory of the webhook bodies
+	// being read at once, WebhookMaxClientInflightBytes one client's share
+	// of it (0: the edge's defaults, 100 MiB and a quarter).
+	WebhookMaxInflightBytes       int64 `yaml:"webhook_max_inflight_bytes"`
+	WebhookMaxClientInflightBytes int64 `yaml:"webhook_max_client_inflight_bytes"`
+	// WebhookBodyTimeout is how long a body may take to start arriving,
+	// WebhookBodyTimeoutPerMiB how much longer each MiB gives it (0: 5 s
+	// and 2 s).
+	WebhookBodyTimeout       time.Duration `yaml:"webhook_body_timeout"`
+	WebhookBodyTimeoutPerMiB time.Duration `yaml:"webhook_body_timeout_per_mib"`
+
 	// TriggerLabel is the issue label that starts a fix.
 	TriggerLabel string `yaml:"trigger_label"`
 	// Command is the slash command, e.g. "/agent-fix".
