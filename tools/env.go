@@ -105,6 +105,7 @@ type Env struct {
 	stages       []*template.Template
 	workflows    *template.Template
 	empty        *template.Template
+	symlinks     *template.Template
 	nested       []NestedInstructions // outermost first
 	instructions *template.Template
 
@@ -141,7 +142,7 @@ func New(o Options) (*Env, error) {
 	}
 	e := &Env{opts: o, shown: map[string]bool{}}
 	var err error
-	if e.stages, e.workflows, e.empty, err = parseTemplates(o.ReviewStages); err != nil {
+	if e.stages, e.workflows, e.empty, e.symlinks, err = parseTemplates(o.ReviewStages); err != nil {
 		return nil, fmt.Errorf("new tools env: %w", err)
 	}
 	if e.nested, err = nestedInstructions(o.NestedInstructions, o.OutputLimit); err != nil {

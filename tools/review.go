@@ -26,6 +26,9 @@ type ReviewData struct {
 	Files, New, Deleted, Tests, Workflows []string
 	// NestedRepos are directories left out of the change (own .git).
 	NestedRepos []string
+	// Symlinks are the refused symbolic links of the change, each as
+	// "path -> target (why)".
+	Symlinks []string
 	// Test is the result of the repository's test command; nil when none
 	// is configured.
 	Test *TestResult
@@ -57,7 +60,7 @@ func templateFuncs() template.FuncMap {
 // are given), the workflow refusal and the empty-change answer, and renders
 // each with sample data so that a template naming a missing field fails
 // here and not in the middle of a run.
-func parseTemplates(stages []string) (review []*template.Template, workflows, empty *template.Template, err error) {
+func parseTemplates(stages []string) (review []*template.Template, workflows, empty, symlinks *template.Template, err error) {
 	embedded := func(name string) string {
 		b, _ := promptFiles.ReadFile("prompts/" + name + ".tmpl") // embedded: always there
 		return string(b)
@@ -73,7 +76,7 @@ func parseTemplates(stages []string) (review []*template.Template, workflows, em
 			return nil
 		}
 		sample := ReviewData{Diff: "d", Base: "b", Files: []string{"f"}, New: []string{"n"}, Deleted: []string{"x"},
-			Tests: []string{"t"}, Workflows: []string{"w"}, NestedRepos: []string{"r"},
+			Tests: []string{"t"}, Workflows: []string{"w"}, NestedRepos: []string{"r"}, Symlinks: []string{"l"},
 			Test: &TestResult{Command: "c", Output: "o"}, Summary: "s", Stage: 1, Stages: len(stages)}
 		if err := t.Execute(new(strings.Builder), sample); err != nil {
 			errs = append(errs, fmt.Errorf("render %s: %w", name, err))
@@ -85,7 +88,8 @@ func parseTemplates(stages []string) (review []*template.Template, workflows, em
 	}
 	workflows = parse("workflows", embedded("workflows"))
 	empty = parse("empty", embedded("empty"))
-	return review, workflows, empty, errors.Join(errs...)
+	symlinks = parse("symlinks", embedded("symlinks"))
+	return review, workflows, empty, symlinks, errors.Join(errs...)
 }
 
 func render(t *template.Template, d ReviewData) (string, error) {

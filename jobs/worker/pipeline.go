@@ -17,6 +17,7 @@ import (
 	"github.com/agentfix/agentfix/jobs/worker/store"
 	"github.com/agentfix/agentfix/runs"
 	"github.com/agentfix/agentfix/session"
+	"github.com/agentfix/agentfix/tools"
 	"github.com/agentfix/agentfix/workspace"
 )
 
@@ -233,6 +234,10 @@ func (w *Worker) publishResult(ctx context.Context, s stage, wt *workspace.WorkT
 	changes, err := wt.Changes(ctx)
 	if err != nil {
 		return outcome.Error, err
+	}
+	if links := tools.RefusedSymlinks(changes.Symlinks); len(links) > 0 {
+		detail := fmt.Sprintf("the change holds symbolic links the bot never pushes: %s.", strings.Join(links, "; "))
+		return w.end(ctx, s, outcome.SymlinksRefused, detail, res.Patch)
 	}
 	if len(changes.Workflows) > 0 && !j.cfg.AllowWorkflowChanges {
 		detail := fmt.Sprintf("the change touches %s, and the bot may not change workflows in this repository.",

@@ -128,6 +128,8 @@ func CheckConclusion(o outcome.Outcome, incomplete bool, pushed string, onPushed
 		return "cancelled", "Stopped"
 	case o == outcome.WorkflowsRefused:
 		return "failure", "Refused: the change touches workflows"
+	case o == outcome.SymlinksRefused:
+		return "failure", "Refused: the change holds symbolic links"
 	}
 	return "failure", "Failed: the round pushed nothing"
 }
