@@ -24,6 +24,9 @@ type process struct {
 	env        []string
 	dir        string
 	extraFiles []*os.File
+	// cgroup, when set, is the directory of a cgroup v2 the process is
+	// cloned into (it runs nowhere else, not even for an instruction).
+	cgroup *os.File
 	// onKill runs after the process group was killed on timeout or cancel
 	// (the docker sandbox removes its container there).
 	onKill func()
@@ -51,6 +54,10 @@ func runProcess(ctx context.Context, p process, timeout time.Duration, outLimit 
 	cmd.Stderr = pw
 	cmd.ExtraFiles = p.extraFiles
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if p.cgroup != nil {
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = int(p.cgroup.Fd())
+	}
 	cmd.Cancel = func() error {
 		killGroup(cmd.Process.Pid)
 		if p.onKill != nil {

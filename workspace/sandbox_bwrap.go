@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -30,6 +29,8 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 // directories read-only, the working copy at /workspace and the cache at
 // /cache writable, a private /tmp, /proc and /dev, every namespace unshared
 // (so no network) and all capabilities dropped. It is the default sandbox.
+// A Bwrap is one job's: with Options.Cgroups it holds the job's cgroup
+// until Close.
 type Bwrap struct {
 	opts    Options
 	bwrap   string
@@ -37,10 +38,11 @@ type Bwrap struct {
 	// mounts are the read-only mounts after the system directories.
 	mounts  []string
 	pathDir []string
+	limits  *jobLimits
 }
 
 // NewBwrap returns a bwrap sandbox for o after checking that bwrap and
-// prlimit exist.
+// prlimit exist, with the job's cgroup made when o.Cgroups is set.
 func NewBwrap(o Options) (*Bwrap, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -73,7 +75,16 @@ func NewBwrap(o Options) (*Bwrap, error) {
 		}
 		b.mounts = append(b.mounts, "--ro-bind", dir, dir)
 	}
+	if b.limits, err = newJobLimits(o, prlimit); err != nil {
+		return nil, fmt.Errorf("bwrap sandbox: %w", err)
+	}
 	return b, nil
+}
+
+// Close removes the job's cgroup, killing any process left in it. The
+// sandbox runs no command after Close.
+func (b *Bwrap) Close() error {
+	return b.limits.close()
 }
 
 // underSystemDir reports whether dir is already visible through systemDirs.
@@ -103,24 +114,33 @@ func (b *Bwrap) Run(ctx context.Context, c Command) (res Result, err error) {
 	if timeout <= 0 {
 		timeout = b.opts.Timeout
 	}
-	argv := append(prlimitArgs(b.prlimit, b.opts.Limits), b.args(c)...)
+	oomKills := b.limits.begin()
 	res, err = runProcess(ctx, process{
-		argv:       argv,
+		argv:       b.limits.argv(b.args(c)),
 		env:        sandboxEnv(CacheDir, b.pathDir, true, b.opts.Env),
 		dir:        b.opts.Workspace,
 		extraFiles: []*os.File{status},
+		cgroup:     b.limits.cgroup.cloneInto(),
 	}, timeout, b.opts.OutputLimit)
+	oom, lerr := b.limits.end(&res, oomKills)
 	if err != nil {
 		return res, fmt.Errorf("bwrap: %w", err)
 	}
+	if lerr != nil {
+		return res, fmt.Errorf("bwrap: %w", lerr)
+	}
 	if !res.TimedOut {
 		code, ok := bwrapExitCode(status)
-		if !ok {
+		switch {
+		case ok:
+			res.ExitCode = code
+		case oom:
+			// The kernel killed bwrap itself for the memory limit.
+		default:
 			// bwrap itself failed before or while starting bash; its
 			// message is in the output.
 			return res, fmt.Errorf("%w: bwrap could not start the command: %s", ErrSandboxDead, strings.TrimSpace(res.Output))
 		}
-		res.ExitCode = code
 	}
 	if err := b.opts.checkDisk(); err != nil {
 		return res, err
@@ -155,11 +175,9 @@ func (b *Bwrap) args(c Command) []string {
 		args = append(args, "--ro-bind-try", "/etc/"+f, "/etc/"+f)
 	}
 	args = append(args, b.mounts...)
+	args = append(args, "--proc", "/proc")
+	args = append(args, tmpfsArgs(b.opts.Limits.TmpfsBytes)...)
 	args = append(args,
-		"--proc", "/proc",
-		"--dev", "/dev",
-		"--tmpfs", "/tmp",
-		"--tmpfs", "/var/tmp",
 		"--bind", b.opts.Workspace, WorkspaceDir,
 		"--bind", b.opts.Cache, CacheDir,
 		"--remount-ro", "/",
@@ -168,20 +186,6 @@ func (b *Bwrap) args(c Command) []string {
 		"bash", "-c", c.Script,
 	)
 	return args
-}
-
-// prlimitArgs returns the prlimit prefix that applies l to the command it
-// execs; hard and soft limits are equal, and the sandbox has no capability
-// to raise them.
-func prlimitArgs(prlimit string, l Limits) []string {
-	return []string{
-		prlimit,
-		"--nproc=" + strconv.Itoa(l.Processes),
-		"--data=" + strconv.FormatInt(l.MemoryBytes, 10),
-		"--fsize=" + strconv.FormatInt(l.FileSizeBytes, 10),
-		"--core=0",
-		"--",
-	}
 }
 
 // bwrapExitCode reads the exit code bwrap wrote to its --json-status-fd
