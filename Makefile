@@ -3,9 +3,10 @@ GO ?= go
 STATICCHECK_VERSION := v0.8.2
 # Debian packages the tests use: a throwaway redis-server per test package,
 # bubblewrap for the sandbox, git for repositories and the git HTTP server,
-# chromium for the admin pages' browser tests.
-TEST_PACKAGES := redis-server bubblewrap git chromium
-TEST_BINARIES := redis-server bwrap git chromium
+# chromium for the admin pages' browser tests, e2fsprogs for the sandbox's
+# job disks.
+TEST_PACKAGES := redis-server bubblewrap git chromium e2fsprogs
+TEST_BINARIES := redis-server bwrap git chromium mkfs.ext4
 
 .PHONY: run test lint bench deps build
 
