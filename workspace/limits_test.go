@@ -346,3 +346,26 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestPrlimitArgs(t *testing.T) {
+	t.Parallel()
+	l := Limits{Processes: 10, MemoryBytes: 1 << 30, FileSizeBytes: 1 << 20}
+	tests := []struct {
+		name string
+		cg   *jobCgroup
+		want []string
+	}{
+		{"no cgroup: per user and per process", nil, []string{"prlimit", "--nproc=10", "--data=1073741824", "--fsize=1048576", "--core=0", "--"}},
+		// RLIMIT_NPROC counts every process of the worker's uid: with the
+		// job's pids.max it would only let one job starve another.
+		{"cgroup with memory and pids", &jobCgroup{oomFile: "memory.events", pids: true}, []string{"prlimit", "--fsize=1048576", "--core=0", "--"}},
+		{"cgroup with memory only", &jobCgroup{oomFile: "memory.events"}, []string{"prlimit", "--nproc=10", "--fsize=1048576", "--core=0", "--"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, prlimitArgs("prlimit", l, tt.cg)); diff != "" {
+				t.Errorf("prlimit arguments (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
