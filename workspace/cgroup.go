@@ -68,6 +68,23 @@ type cgroupHierarchy struct {
 // Delegate=yes). The result may lack one of the controllers (see
 // CheckLimits); the error says why for each when it lacks both.
 func OpenCgroups() (*Cgroups, error) {
+	c, err := openCgroups()
+	if err != nil {
+		return nil, err
+	}
+	if len(c.hierarchies) == 0 {
+		var msgs []string
+		for _, ctrl := range jobControllers {
+			msgs = append(msgs, ctrl+": "+c.why[ctrl])
+		}
+		return nil, fmt.Errorf("cgroups: %s", strings.Join(msgs, "; "))
+	}
+	return c, nil
+}
+
+// openCgroups is OpenCgroups, returning what it found even when jobs can
+// have neither controller.
+func openCgroups() (*Cgroups, error) {
 	self, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return nil, fmt.Errorf("cgroups: %w", err)
@@ -100,13 +117,6 @@ func OpenCgroups() (*Cgroups, error) {
 			c.hierarchies = nil
 		}
 	}
-	if len(c.hierarchies) == 0 {
-		var msgs []string
-		for _, ctrl := range jobControllers {
-			msgs = append(msgs, ctrl+": "+c.why[ctrl])
-		}
-		return nil, fmt.Errorf("cgroups: %s", strings.Join(msgs, "; "))
-	}
 	return c, nil
 }
 
@@ -117,6 +127,9 @@ func (c *Cgroups) has(ctrl string) bool {
 
 // hierarchyOf returns the hierarchy that carries ctrl, or nil.
 func (c *Cgroups) hierarchyOf(ctrl string) *cgroupHierarchy {
+	if c == nil {
+		return nil
+	}
 	for i := range c.hierarchies {
 		if slices.Contains(c.hierarchies[i].controllers, ctrl) {
 			return &c.hierarchies[i]

@@ -181,9 +181,14 @@ func CheckLimits(ctx context.Context, dataDir string) (LimitsReport, error) {
 	}
 	r.Tmpfs = checkTmpfs(ctx)
 
-	cg, err := OpenCgroups()
-	r.Cgroups = cg
-	r.Memory, r.Processes = cg.check(ctrlMemory, err), cg.check(ctrlPids, err)
+	cg, err := openCgroups()
+	if err != nil {
+		return r, fmt.Errorf("check limits: %w", err)
+	}
+	r.Memory, r.Processes = cg.check(ctrlMemory), cg.check(ctrlPids)
+	if len(cg.hierarchies) > 0 {
+		r.Cgroups = cg
+	}
 
 	name, err := randomName("limits-check-")
 	if err != nil {
@@ -217,26 +222,20 @@ func checkTmpfs(ctx context.Context) LimitCheck {
 	return LimitCheck{Enforced: true, Detail: "bwrap --size for /tmp, /var/tmp and /dev/shm"}
 }
 
-// check returns the LimitCheck of ctrl; err is OpenCgroups' error.
-func (c *Cgroups) check(ctrl string, err error) LimitCheck {
+// check returns the LimitCheck of ctrl.
+func (c *Cgroups) check(ctrl string) LimitCheck {
 	h := c.hierarchyOf(ctrl)
-	switch {
-	case h != nil:
-		how := "cgroup v1 " + ctrl + " controller"
-		if h.v2 {
-			how = "cgroup v2 " + ctrl + " controller"
-		}
-		detail := how + ", one cgroup per job under " + h.dir
-		if ctrl == ctrlMemory && !h.swapLimited() {
-			detail += " (swap not limited: the kernel accounts no swap here)"
-		}
-		return LimitCheck{Enforced: true, Detail: detail}
-	case c != nil:
+	if h == nil {
 		return LimitCheck{Detail: c.why[ctrl]}
-	case err != nil:
-		return LimitCheck{Detail: err.Error()}
 	}
-	return LimitCheck{Detail: "no cgroups"}
+	detail := "cgroup v1 " + ctrl + " controller, one cgroup per job under " + h.dir
+	if h.v2 {
+		detail = "cgroup v2 " + ctrl + " controller, one cgroup per job under " + h.dir
+	}
+	if ctrl == ctrlMemory && !h.swapLimited() {
+		detail += " (swap not limited: the kernel accounts no swap here)"
+	}
+	return LimitCheck{Enforced: true, Detail: detail}
 }
 
 // swapLimited reports whether the hierarchy can limit swap too.
@@ -285,6 +284,7 @@ type jobLimits struct {
 
 	mu      sync.Mutex
 	running int // commands in flight
+	closed  bool
 }
 
 // newJobLimits prepares the limits of a job with options o (defaults
@@ -308,12 +308,16 @@ func (l *jobLimits) argv(argv []string) []string {
 	return limitsArgv(l.sh, l.cgroup, append(prlimitArgs(l.prlimit, l.limits, l.cgroup), argv...))
 }
 
-// begin records the start of a command; its result goes to end.
-func (l *jobLimits) begin() (oomKills int64) {
+// begin records the start of a command; its result goes to end. A
+// closed sandbox runs no command: its cgroup is gone.
+func (l *jobLimits) begin() (oomKills int64, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		return 0, fmt.Errorf("%w: the sandbox was closed", ErrSandboxDead)
+	}
 	l.running++
-	return l.cgroup.oomKills()
+	return l.cgroup.oomKills(), nil
 }
 
 // end records the end of a command begun with oomKills: once no other
@@ -343,6 +347,7 @@ func (l *jobLimits) end(res *Result, oomKills int64) (oom bool, err error) {
 func (l *jobLimits) close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.closed = true
 	return l.cgroup.remove()
 }
 

@@ -114,7 +114,10 @@ func (b *Bwrap) Run(ctx context.Context, c Command) (res Result, err error) {
 	if timeout <= 0 {
 		timeout = b.opts.Timeout
 	}
-	oomKills := b.limits.begin()
+	oomKills, err := b.limits.begin()
+	if err != nil {
+		return Result{}, err
+	}
 	res, err = runProcess(ctx, process{
 		argv:       b.limits.argv(b.args(c)),
 		env:        sandboxEnv(CacheDir, b.pathDir, true, b.opts.Env),

@@ -501,6 +501,15 @@ func TestBwrapDead(t *testing.T) {
 			t.Errorf("err = %v, want ErrSandboxDead naming the missing mount", err)
 		}
 	})
+	t.Run("closed", func(t *testing.T) {
+		b := newTestBwrap(t, testOptions(t))
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Run(context.Background(), Command{Script: "true"}); !errors.Is(err, ErrSandboxDead) {
+			t.Errorf("Run after Close: err = %v, want ErrSandboxDead", err)
+		}
+	})
 	t.Run("command exit 1 is not dead", func(t *testing.T) {
 		b := newTestBwrap(t, testOptions(t))
 		res, err := b.Run(context.Background(), Command{Script: "echo no >&2; exit 1"})
