@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -93,6 +94,82 @@ func BenchmarkBwrapCommand(b *testing.B) {
 			for b.Loop() {
 				if res, err := sb.Run(context.Background(), Command{Script: "true"}); err != nil || res.ExitCode != 0 {
 					b.Fatalf("run: %+v, %v", res, err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLimitsSetup measures making and removing a job's limits alone:
+// its cgroup (in each hierarchy, with its limits written) and its job disk
+// (a sparse image of the default 20 GiB: mkfs.ext4, loop device, mount,
+// unmount, removal).
+func BenchmarkLimitsSetup(b *testing.B) {
+	b.Run("cgroup", func(b *testing.B) {
+		cg, err := OpenCgroups()
+		if err != nil {
+			b.Skipf("no cgroups: %v", err)
+		}
+		for b.Loop() {
+			j, err := cg.newJob(Limits{MemoryBytes: DefaultMemoryBytes, Processes: DefaultProcesses})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := j.remove(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("disk", func(b *testing.B) {
+		dir := filepath.Join(b.TempDir(), "disk")
+		for b.Loop() {
+			d, err := NewJobDisk(context.Background(), dir, JobDiskOptions{})
+			if err != nil {
+				b.Skipf("no job disk: %v", err)
+			}
+			if err := d.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkRemoveJob measures removing a job's directory holding 20,000
+// small files (the working copy of a mid-sized repository): walked and
+// deleted, or on a job disk, unmounted with its image.
+func BenchmarkRemoveJob(b *testing.B) {
+	fill := func(b *testing.B, dir string) {
+		b.Helper()
+		for i := range 1000 {
+			sub := filepath.Join(dir, "workspace", strconv.Itoa(i))
+			if err := os.MkdirAll(sub, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			for j := range 20 {
+				if err := os.WriteFile(filepath.Join(sub, strconv.Itoa(j)), []byte("package x\n"), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	for _, onDisk := range []bool{false, true} {
+		b.Run(map[bool]string{false: "dir", true: "disk"}[onDisk], func(b *testing.B) {
+			root := b.TempDir()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				job := filepath.Join(root, "job")
+				dir := job
+				if onDisk {
+					d, err := NewJobDisk(context.Background(), filepath.Join(job, "disk"), JobDiskOptions{})
+					if err != nil {
+						b.Skipf("no job disk: %v", err)
+					}
+					dir = d.Dir()
+				}
+				fill(b, dir)
+				b.StartTimer()
+				if err := RemoveJobDir(job); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})
