@@ -143,9 +143,21 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	sb, err := o.Sandbox(workspace.Options{Workspace: o.WorkTree.Dir(), Cache: o.WorkTree.CacheDir(), Logger: o.Logger})
+	so := workspace.Options{Workspace: o.WorkTree.Dir(), Cache: o.WorkTree.CacheDir(), Logger: o.Logger}
+	if d, ok := o.WorkTree.(interface{ OnJobDisk() bool }); ok {
+		so.OnJobDisk = d.OnJobDisk()
+	}
+	sb, err := o.Sandbox(so)
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	if c, ok := sb.(io.Closer); ok {
+		// The sandbox holds the job's cgroup until the run ends.
+		defer func() {
+			if err := c.Close(); err != nil {
+				o.Logger.Warn("close the sandbox", logattr.Err, err)
+			}
+		}()
 	}
 	if err := setup(ctx, sb, o); err != nil {
 		return Result{}, err
