@@ -143,7 +143,7 @@ func draftReason(res agent.Result, rv session.Review, repo config.RepoSettings, 
 		return report.IncompleteDetail(res)
 	case rv.Verdict != nil:
 		if d := decide(rv, repo, task); d.Draft {
-			return strings.TrimSuffix(strings.Join(d.Reasons, "; "), ".")
+			return clause(strings.Join(d.Reasons, " "))
 		}
 	case rv.TestFailed():
 		return fmt.Sprintf("the repository's test command %s %s on the change", report.Code(rv.Test.Command), report.TestVerdict(rv.Test.ExitCode, rv.Test.TimedOut))
@@ -152,6 +152,17 @@ func draftReason(res agent.Result, rv session.Review, repo config.RepoSettings, 
 		return "this repository's configuration asks for draft pull requests (draft: true)"
 	}
 	return ""
+}
+
+// clause turns sentences into a clause that follows a colon: the first
+// letter lower-cased (unless it starts an acronym), the final period
+// dropped.
+func clause(s string) string {
+	s = strings.TrimSuffix(s, ".")
+	if len(s) > 1 && s[0] >= 'A' && s[0] <= 'Z' && !(s[1] >= 'A' && s[1] <= 'Z') {
+		s = string(s[0]+'a'-'A') + s[1:]
+	}
+	return s
 }
 
 // testChangesAsked tells whether the task asks to change tests, CI or their
