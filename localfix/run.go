@@ -61,7 +61,7 @@ func (r *fixRun) sandbox(o workspace.Options) (tools.Sandbox, error) {
 		}
 		o.Cache = r.cache
 	}
-	o.Image, o.AllowUnsandboxed = r.image, r.allowNone
+	o.DockerImage, o.AllowUnsandboxed = r.image, r.allowNone
 	return r.newSandbox(r.sandboxKind, o)
 }
 

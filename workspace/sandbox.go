@@ -143,8 +143,9 @@ type Options struct {
 	// ExtraPath are directories, as seen inside the sandbox, put in front of
 	// PATH (bwrap and none; a container image keeps its own PATH).
 	ExtraPath []string
-	// Image is the container image of the docker sandbox. Required there.
-	Image string
+	// DockerImage is the container image of the docker sandbox. Required
+	// there.
+	DockerImage string
 	// AllowUnsandboxed must be true to construct the none sandbox (from
 	// AGENTFIX_ALLOW_UNSANDBOXED).
 	AllowUnsandboxed bool

@@ -151,7 +151,7 @@ func newWorker(ctx context.Context, cfg *config.App, rdb redis.UniversalClient, 
 // AGENTFIX_SANDBOX, with the image of AGENTFIX_SANDBOX_IMAGE for docker.
 func workerSandbox(cfg *config.App, egress []string, cgroups *workspace.Cgroups) worker.SandboxFactory {
 	return func(o workspace.Options) (tools.Sandbox, error) {
-		o.AllowUnsandboxed, o.Image, o.SetupEgress, o.Cgroups = cfg.AllowUnsandboxed, cfg.SandboxImage, egress, cgroups
+		o.AllowUnsandboxed, o.DockerImage, o.SetupEgress, o.Cgroups = cfg.AllowUnsandboxed, cfg.SandboxImage, egress, cgroups
 		return newSandbox(cfg.Sandbox, o)
 	}
 }
