@@ -64,7 +64,7 @@ func testImageRoot(t testing.TB) string {
 
 // addHostBash copies the host's bash into root's /usr/local/bin with the
 // shared libraries ldd names, at their paths.
-func addHostBash(t *testing.T, root string) {
+func addHostBash(t testing.TB, root string) {
 	t.Helper()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
