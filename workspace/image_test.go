@@ -64,7 +64,7 @@ func testImageRoot(t testing.TB) string {
 
 // addHostBash copies the host's bash into root's /usr/local/bin with the
 // shared libraries ldd names, at their paths.
-func addHostBash(t *testing.T, root string) {
+func addHostBash(t testing.TB, root string) {
 	t.Helper()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -198,7 +198,7 @@ func TestBwrapImage(t *testing.T) {
 		{"none of the host's system files", Command{Script: "for f in " + strings.Join(hostOnly, " ") + `; do [ -e "$f" ] && echo "$f"; done; true`}, ""},
 		{"read-only dirs asked for are mounted", Command{Script: "cat " + hostTool + "/readme"}, "a host toolchain\n"},
 		{"the worker's uid", Command{Script: "id -u; id -g"}, uid + "\n" + gid + "\n"},
-		{"sh when the image has no bash", Command{Script: "readlink /proc/$$/exe"}, "/opt/busybox/bin/busybox\n"},
+		{"sh when the image has no bash", Command{Script: `readlink /proc/$$/exe; echo "$0"`}, "/opt/busybox/bin/busybox\nsh\n"},
 		{"the image's PATH and environment", Command{Script: `echo "$PATH"; echo "$GOPATH $HOME $IMAGE_ONLY $EXTRA_SETTING"`},
 			"/usr/local/bin:/opt/busybox/bin:/cache/go/bin:/cache/.local/bin:/cache/.cargo/bin\n/cache/go /cache kept yes\n"},
 		{"the image is read-only", Command{Script: `for f in /new /usr/new /etc/marker /opt/busybox/bin/new; do touch "$f" 2>/dev/null || echo refused; done`},
@@ -287,7 +287,7 @@ func TestBwrapImageBash(t *testing.T) {
 	o, job := imageOptions(t, root)
 	b := newTestBwrap(t, o)
 	for _, c := range []Command{{Script: "rm /etc/marker", Network: true}, {Script: "true"}} {
-		c.Script += `; readlink /proc/$$/exe; [[ -n $BASH_VERSION ]] && echo bash`
+		c.Script += `; readlink /proc/$$/exe; [[ -n $BASH_VERSION ]] && echo "$0"`
 		res := mustRun(t, b, c)
 		if want := "/usr/local/bin/bash\nbash\n"; res.Output != want || res.ExitCode != 0 {
 			t.Errorf("%q: got output %q exit %d, want %q exit 0", c.Script, res.Output, res.ExitCode, want)

@@ -145,10 +145,11 @@ type Options struct {
 	Binary string
 	// ReadOnlyDirs are extra host directories bwrap mounts read-only at the
 	// same path (toolchains installed outside /usr). The Go toolchain found
-	// on the worker's PATH is added automatically.
+	// on the worker's PATH is added automatically, except with Image.
 	ReadOnlyDirs []string
 	// ExtraPath are directories, as seen inside the sandbox, put in front of
-	// PATH (bwrap and none; a container image keeps its own PATH).
+	// PATH (bwrap, in front of Image's PATH too, and none; docker's image
+	// keeps its own PATH).
 	ExtraPath []string
 	// DockerImage is the container image of the docker sandbox. Required
 	// there.

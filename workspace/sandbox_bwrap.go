@@ -195,11 +195,15 @@ func (b *Bwrap) Run(ctx context.Context, c Command) (res Result, err error) {
 			res.ExitCode = code
 		case oom:
 			// The kernel killed bwrap itself for the memory limit.
-		case iso.overlay != nil && iso.overlay.failure() != nil:
-			return res, fmt.Errorf("%w: %w", ErrSandboxDead, iso.overlay.failure())
 		default:
-			// bwrap itself failed before or while starting bash; its
-			// message is in the output.
+			// The image's overlay could not be mounted (mount(8) said
+			// why in a file of its own), or bwrap itself failed before
+			// or while starting bash (its message is in the output).
+			if iso.overlay != nil {
+				if err := iso.overlay.failure(); err != nil {
+					return res, fmt.Errorf("%w: %w", ErrSandboxDead, err)
+				}
+			}
 			return res, fmt.Errorf("%w: bwrap could not start the command: %s", ErrSandboxDead, strings.TrimSpace(res.Output))
 		}
 	}
