@@ -121,3 +121,18 @@ func TestREADMEListsEveryPricedModel(t *testing.T) {
 		}
 	}
 }
+
+// goLine matches the go directive of go.mod.
+var goLine = regexp.MustCompile(`(?m)^go ([0-9.]+)$`)
+
+func TestREADMENamesTheGoVersionOfGoMod(t *testing.T) {
+	t.Parallel()
+	m := goLine.FindStringSubmatch(readDoc(t, "go.mod"))
+	if m == nil {
+		t.Fatal("go.mod has no go directive")
+	}
+	want := "**Go " + m[1] + "**"
+	if md := strings.Join(section(t, "README.md", readDoc(t, "README.md"), "Prerequisites"), "\n"); !strings.Contains(md, want) {
+		t.Errorf("the README's prerequisites do not name %s, the go directive of go.mod", want)
+	}
+}
