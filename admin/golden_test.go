@@ -2,22 +2,52 @@ package admin
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentfix/agentfix/runs"
 )
 
-// TestPagesGolden compares the runs page and the run page of the scripted
-// run with testdata/*.golden (go test ./admin -run Golden -update rewrites
-// them).
+// checkGolden compares got with testdata/name.golden (go test ./admin -run
+// Golden -update rewrites them).
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("the page differs from %s (-want +got):\n%s", golden, diff)
+	}
+}
+
+// TestPagesGolden compares the admin pages of the fixture's runs and
+// tasks with testdata/*.golden.
 func TestPagesGolden(t *testing.T) {
 	f := newFixture(t)
+	enqueueJobs(t, f)
 	ts := f.serve(t, testToken)
 	tests := []struct{ name, path string }{
 		{"runs", "/admin/runs"},
+		{"runs-filtered", "/admin/runs?repo=OCTO/Hello&status=failed"},
+		{"runs-no-match", "/admin/runs?repo=octo/none"},
 		{"run", "/admin/runs/" + testRunID},
+		{"run-running", "/admin/runs/" + runningRunID},
+		{"run-failed", "/admin/runs/" + failedRunID},
+		{"tasks", "/admin/tasks"},
+		{"tasks-delivery", "/admin/tasks?delivery=" + runningDelivery},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -25,19 +55,42 @@ func TestPagesGolden(t *testing.T) {
 			if code != http.StatusOK {
 				t.Fatalf("GET %s = %d, want 200", tt.path, code)
 			}
-			golden := filepath.Join("testdata", tt.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(body), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), body); diff != "" {
-				t.Errorf("GET %s differs from %s (-want +got):\n%s", tt.path, golden, diff)
-			}
+			checkGolden(t, tt.name, body)
 		})
 	}
+	t.Run("signed", func(t *testing.T) {
+		path := signedPath(t, runs.LinkKey(testSecret), f.clock().Add(time.Hour))
+		code, _, body := fetch(t, "GET", ts.URL+path, nil, nil)
+		if code != http.StatusOK {
+			t.Fatalf("GET %s = %d, want 200", path, code)
+		}
+		checkGolden(t, "run-signed", body)
+	})
+}
+
+// TestQueueNavGolden compares the navigation bar the queue monitor's page
+// gets with testdata/queuenav.golden.
+func TestQueueNavGolden(t *testing.T) {
+	p, err := newPages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "queuenav", string(p.queueNav))
+}
+
+// TestLocalViewGolden compares the page of a local run directory holding
+// the scripted run with testdata/local.golden.
+func TestLocalViewGolden(t *testing.T) {
+	f := newFixture(t)
+	dir := localRunDir(t, f)
+	h, err := NewLocalView(dir, discardLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, localRequest("GET", "/"))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET / = %d, want 200:\n%s", rec.Code, rec.Body)
+	}
+	checkGolden(t, "local", strings.ReplaceAll(rec.Body.String(), dir, "DIR"))
 }

@@ -109,8 +109,8 @@ func TestBuildRunViewWithoutTrajectory(t *testing.T) {
 			if v.TrajectoryError != tt.wantErr {
 				t.Errorf("TrajectoryError = %q, want %q", v.TrajectoryError, tt.wantErr)
 			}
-			if v.Duration != time.Minute {
-				t.Errorf("Duration of a running run = %s, want the time since its start, 1m0s", v.Duration)
+			if v.WallTime != time.Minute || v.WallTimeNote != wallTimeRunning || !v.Running {
+				t.Errorf("wall time of a running run = %s (%s), running %v; want the time since its start, 1m0s, so far", v.WallTime, v.WallTimeNote, v.Running)
 			}
 			if v.Diff.Files != 1 {
 				t.Errorf("the diff is not shown without a trajectory: %+v", v.Diff)
@@ -129,14 +129,9 @@ func TestFormat(t *testing.T) {
 		{count(1000), "1,000"},
 		{count(1234567), "1,234,567"},
 		{count(-1234), "-1,234"},
-		{dur(0), "–"},
-		{dur(1234567 * time.Microsecond), "1.2s"},
-		{dur(250 * time.Millisecond), "250ms"},
-		{dur(300 * time.Microsecond), "<1ms"},
-		{dur(83*time.Second + 400*time.Millisecond), "1m23s"},
 		{days(336 * time.Hour), "14 days"},
 		{days(24 * time.Hour), "1 day"},
-		{days(90 * time.Minute), "1h30m0s"},
+		{days(90 * time.Minute), "1 h 30 min"},
 		{when(time.Time{}), "–"},
 		{when(t0.In(time.FixedZone("X", 3600))), "2025-01-02 15:04:05 UTC"},
 		{targetURL("https://github.com/", runs.Meta{Kind: "revise", Repo: "o/r", Number: 3}), "https://github.com/o/r/pull/3"},
@@ -146,5 +141,57 @@ func TestFormat(t *testing.T) {
 		if tt.got != tt.want {
 			t.Errorf("got %q, want %q", tt.got, tt.want)
 		}
+	}
+}
+
+func TestDur(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "–"},
+		{-time.Second, "–"},
+		{300 * time.Microsecond, "<1 ms"},
+		{250 * time.Millisecond, "250 ms"},
+		{999600 * time.Microsecond, "1.0 s"},
+		{1234567 * time.Microsecond, "1.2 s"},
+		{9960 * time.Millisecond, "10 s"},
+		{42 * time.Second, "42 s"},
+		{59700 * time.Millisecond, "1 min"},
+		{83*time.Second + 400*time.Millisecond, "1 min 23 s"},
+		{4*time.Minute + 5*time.Second, "4 min 5 s"},
+		{9*time.Minute + 59*time.Second + 600*time.Millisecond, "10 min"},
+		{12*time.Minute + 29*time.Second, "12 min"},
+		{12*time.Minute + 31*time.Second, "13 min"},
+		{45 * time.Minute, "45 min"},
+		{59*time.Minute + 45*time.Second, "1 h"},
+		{65 * time.Minute, "1 h 5 min"},
+		{26*time.Hour + 3*time.Minute, "26 h 3 min"},
+	}
+	for _, tt := range tests {
+		if got := dur(tt.d); got != tt.want {
+			t.Errorf("dur(%s) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
+
+func TestDescribeCommandExit(t *testing.T) {
+	tests := []struct {
+		name string
+		exit *agent.Exit
+		want *exitView
+	}{
+		{"not a command", nil, nil},
+		{"success", &agent.Exit{Code: 0}, &exitView{OK: true, Mark: "✓", Text: "exit 0"}},
+		{"failure", &agent.Exit{Code: 2}, &exitView{Mark: "✗", Text: "exit 2"}},
+		{"signal", &agent.Exit{Code: 137}, &exitView{Mark: "✗", Text: "exit 137"}},
+		{"timeout", &agent.Exit{Code: -1, TimedOut: true}, &exitView{Mark: "✗", Text: "timed out"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, describeCommandExit(tt.exit)); diff != "" {
+				t.Errorf("describeCommandExit (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
