@@ -6,15 +6,22 @@ SHELL := bash
 .SHELLFLAGS := -o pipefail -c
 STATICCHECK_VERSION := v0.8.2
 # Debian packages the tests use: a throwaway redis-server per test package,
-# bubblewrap for the sandbox, git for repositories and the git HTTP server,
-# chromium for the admin pages' browser tests.
-TEST_PACKAGES := redis-server bubblewrap git chromium
-TEST_BINARIES := redis-server bwrap git chromium
+# bubblewrap for the sandbox, slirp4netns and iproute2 for setup's network,
+# e2fsprogs for the sandbox's job disks, git for repositories and the git
+# HTTP server, chromium for the admin pages' browser tests, pytest for the
+# test output parser of package proof, busybox-static for the rootfs
+# package's test images.
+TEST_PACKAGES := redis-server bubblewrap slirp4netns iproute2 e2fsprogs git chromium python3-pytest busybox-static
+TEST_BINARIES := redis-server bwrap slirp4netns ip mkfs.ext4 git chromium pytest busybox
 
 .PHONY: run test lint bench deps build
 
+# run builds the bot, then serves on the embedded defaults (setup mode
+# until a GitHub App is configured); Ctrl-C stops it.
 run:
-	$(GO) run ./cmd/bot serve
+	@echo "compiling the bot (the first time takes a few minutes)…"
+	@$(GO) build -o bin/bot ./cmd/bot
+	@exec ./bin/bot serve
 
 build:
 	$(GO) build -o bin/bot ./cmd/bot
@@ -47,5 +54,5 @@ lint:
 # bench runs every benchmark; the webhook intake one runs next to its
 # redis-benchmark reference (scripts/bench-intake.sh).
 bench: deps
-	$(GO) test -run '^$$' -bench . -skip '^BenchmarkIntake$$' -benchmem ./...
+	$(GO) test -run '^$$' -bench . -skip '^BenchmarkIntake(SlowFlood)?$$' -benchmem ./...
 	scripts/bench-intake.sh

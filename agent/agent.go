@@ -35,6 +35,9 @@ type Agent struct {
 	costUSD    float64
 	started    time.Time
 	badReplies int // malformed or truncated replies in a row
+	repeats    repetition
+	// notedSteps and notedTime: the 80% notes were given.
+	notedSteps, notedTime bool
 }
 
 // Option configures an Agent.
@@ -108,22 +111,27 @@ func (a *Agent) RunID() string { return a.runID }
 // a run ends is a Result (see ExitStatus); the error is non-nil only when
 // the run could not start (invalid task, prompt, trajectory header, a second
 // call), or when writing the result record or OnRunDone failed, in which
-// case the Result is still complete.
+// case the Result is still complete. The model and the Env work under a
+// deadline of the time limit (Config.MaxDuration); the hooks and the
+// autosubmission's diff get ctx, which outlives that deadline.
 func (a *Agent) Run(ctx context.Context, task Task) (Result, error) {
 	if err := a.start(task); err != nil {
 		return Result{}, fmt.Errorf("start run %s: %w", a.runID, err)
 	}
+	run, cancel := a.timeLimit(ctx)
+	defer cancel()
 	var end error
 	for end == nil {
-		end = a.step(ctx)
+		end = a.step(ctx, run)
 	}
-	return a.finish(ctx, end)
+	return a.finish(ctx, a.timedOut(run, end))
 }
 
 // step is one turn of the loop: check the limits, query the model, run the
-// actions. Its error ends the run; exit maps it to the status.
-func (a *Agent) step(ctx context.Context) error {
-	if err := a.checkLimits(ctx); err != nil {
+// actions (under run, the context with the time limit). Its error ends the
+// run; exit maps it to the status.
+func (a *Agent) step(ctx, run context.Context) error {
+	if err := a.checkLimits(run); err != nil {
 		return err
 	}
 	if err := a.stepStart(ctx); err != nil {
@@ -131,7 +139,7 @@ func (a *Agent) step(ctx context.Context) error {
 	}
 	a.steps++
 	s := Step{Step: a.steps, Started: a.now()}
-	err := a.act(ctx, &s)
+	err := a.act(run, &s)
 	s.Duration = a.now().Sub(s.Started)
 	s.TotalUsage, s.TotalCostUSD = a.usage, a.costUSD
 	if werr := a.traj.step(&s); werr != nil && err == nil {
@@ -170,22 +178,42 @@ func (a *Agent) act(ctx context.Context, s *Step) error {
 	a.badReplies = 0
 	t = a.now()
 	defer func() { s.ExecTime = a.now().Sub(t) }()
-	for _, call := range calls {
-		if err := ctx.Err(); err != nil {
+	for i, call := range calls {
+		if err := a.execute(ctx, s, reply.Message, call, i == len(calls)-1); err != nil {
 			return err
 		}
-		s.Actions = append(s.Actions, call)
-		obs, err := a.env.Execute(ctx, call)
-		if err != nil {
-			return &envError{err: fmt.Errorf("execute %s: %w", call.Name, err)}
-		}
-		s.Observations = append(s.Observations, obs)
-		if err := a.observe(s, reply.Message, call, obs); err != nil {
+	}
+	return nil
+}
+
+// execute runs one action and appends its observation, with the harness's
+// note after the step's last one; a submission or a model stuck repeating
+// itself ends the run.
+func (a *Agent) execute(ctx context.Context, s *Step, reply Message, call ToolCall, last bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.Actions = append(s.Actions, call)
+	obs, err := a.env.Execute(ctx, call)
+	if err != nil {
+		return &envError{err: fmt.Errorf("execute %s: %w", call.Name, err)}
+	}
+	s.Observations = append(s.Observations, obs)
+	repeats := a.repeats.see(call, obs)
+	var note string
+	if last && !obs.Submitted && repeats < RepeatStop {
+		if note, err = a.note(repeats, s.Started); err != nil {
 			return err
 		}
-		if obs.Submitted {
-			return &submitted{summary: obs.Summary}
-		}
+	}
+	if err := a.observe(s, reply, call, obs, note); err != nil {
+		return err
+	}
+	switch {
+	case obs.Submitted:
+		return &submitted{summary: obs.Summary}
+	case repeats >= RepeatStop:
+		return &stuck{count: repeats, action: call.Brief(120)}
 	}
 	return nil
 }

@@ -80,6 +80,7 @@ func limits(steps int) agent.Config {
 func TestRunExitStatuses(t *testing.T) {
 	dead := fmt.Errorf("bwrap exited: %w", agent.ErrEnvDead)
 	tooLong := fmt.Errorf("prompt is too long: %w", agent.ErrContextExceeded)
+	refused := fmt.Errorf("openai refused the key in OPENAI_API_KEY: %w", agent.ErrModelAuth)
 	tests := []struct {
 		name     string
 		turns    []llm.Turn
@@ -194,6 +195,22 @@ func TestRunExitStatuses(t *testing.T) {
 			turns: []llm.Turn{{Err: errors.New("401 Unauthorized")}},
 			cfg:   limits(10),
 			want:  outcome{Status: agent.APIError, Steps: 1, Reason: "model: query scripted/test: 401 Unauthorized"},
+		},
+		{
+			name:  "the provider refuses the key",
+			turns: []llm.Turn{{Err: refused}},
+			cfg:   limits(10),
+			want: outcome{Status: agent.ModelAuth, Steps: 1,
+				Reason: "model: query scripted/test: openai refused the key in OPENAI_API_KEY: model provider refused the credentials"},
+		},
+		{
+			name:     "the provider refuses the key after a change autosubmits",
+			turns:    []llm.Turn{reply("edit", agenttest.Bash("1", "edit x.go")), {Err: refused}},
+			commands: map[string]agenttest.Command{"edit x.go": {Patch: patch}},
+			cfg:      limits(10),
+			want: outcome{Status: agent.Autosubmitted, Cause: agent.ModelAuth, Patch: patch, Steps: 2,
+				Reason: "model_auth: model: query scripted/test: openai refused the key in OPENAI_API_KEY: model provider refused the credentials"},
+			wantExec: []string{"bash"},
 		},
 		{
 			name:     "env dead",
@@ -694,6 +711,18 @@ func TestRunRefuses(t *testing.T) {
 		_, err = a.Run(context.Background(), agent.Task{Repo: "o/r"})
 		if err == nil || !strings.Contains(err.Error(), "no title, body or instructions") {
 			t.Errorf("Run error = %v, want the invalid task named", err)
+		}
+	})
+	t.Run("instructions without their file", func(t *testing.T) {
+		a, err := agent.New(model, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := task
+		bad.RepoInstructions = &agent.InstructionsFile{Text: "Run make."}
+		_, err = a.Run(context.Background(), bad)
+		if err == nil || !strings.Contains(err.Error(), "repository instructions without the file's path") {
+			t.Errorf("Run error = %v, want the missing path named", err)
 		}
 	})
 	t.Run("second run", func(t *testing.T) {

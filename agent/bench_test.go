@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,14 +19,20 @@ type noopModel struct{ reply Reply }
 func (m *noopModel) Query(context.Context, []Message, []ToolSpec) (Reply, error) { return m.reply, nil }
 func (m *noopModel) Name() string                                                { return "noop/model" }
 
-// noopEnv runs nothing and returns a couple of kilobytes of output.
-type noopEnv struct{ output string }
+// noopEnv runs nothing and returns a couple of kilobytes of output, which
+// ends in the call's number so that the loop never sees a model stuck
+// repeating itself.
+type noopEnv struct {
+	output string
+	calls  int
+}
 
 func (e *noopEnv) Tools() []ToolSpec                     { return []ToolSpec{{Name: "bash"}} }
 func (e *noopEnv) Actions(m Message) ([]ToolCall, error) { return m.ToolCalls, nil }
 func (e *noopEnv) Diff(context.Context) (string, error)  { return "", nil }
 func (e *noopEnv) Execute(context.Context, ToolCall) (Observation, error) {
-	return Observation{Output: e.output}, nil
+	e.calls++
+	return Observation{Output: e.output + strconv.Itoa(e.calls)}, nil
 }
 
 // BenchmarkStepOverhead measures the loop's own cost per step (limits,
@@ -73,7 +80,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 			}
 			bytes0, count0 := ms.TotalAlloc, ms.Mallocs
 			t := time.Now()
-			if err := a.step(ctx); err != nil {
+			if err := a.step(ctx, ctx); err != nil {
 				b.Fatalf("step %d: %v", k+1, err)
 			}
 			d := time.Since(t)

@@ -40,6 +40,13 @@ const (
 	DefaultAutosubmitTimeout = 30 * time.Second
 )
 
+// The same action with the same observation RepeatNote times in a row gets
+// a note to change approach; RepeatStop times ends the run as stuck.
+const (
+	RepeatNote = 3
+	RepeatStop = 5
+)
+
 // DefaultConfig returns the operator defaults of DESIGN.md §3.
 func DefaultConfig() Config {
 	return Config{

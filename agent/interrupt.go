@@ -20,11 +20,17 @@ type (
 		count int
 		last  string
 	}
-	// modelError: Model.Query failed (api_error, or context_exceeded when
-	// it wraps ErrContextExceeded).
+	// modelError: Model.Query failed (api_error; context_exceeded when it
+	// wraps ErrContextExceeded, model_auth when it wraps ErrModelAuth).
 	modelError struct{ err error }
 	// envError: the Env failed (env_dead when it wraps ErrEnvDead).
 	envError struct{ err error }
+	// stuck: the same action gave the same observation RepeatStop times
+	// in a row.
+	stuck struct {
+		count  int
+		action string
+	}
 )
 
 func (e *submitted) Error() string      { return "submitted" }
@@ -36,6 +42,9 @@ func (e *modelError) Error() string { return "model: " + e.err.Error() }
 func (e *modelError) Unwrap() error { return e.err }
 func (e *envError) Error() string   { return "environment: " + e.err.Error() }
 func (e *envError) Unwrap() error   { return e.err }
+func (e *stuck) Error() string {
+	return fmt.Sprintf("the same action gave the same observation %d times in a row: %s", e.count, e.action)
+}
 
 // exit maps the error that ended the loop to the run's exit status and
 // reason, and the summary for submitted. A submission stands even when ctx
@@ -47,6 +56,7 @@ func exit(ctx context.Context, err error) (status ExitStatus, reason, summary st
 		stop *StopError
 		lim  *limitsExceeded
 		fe   *repeatedFormatError
+		st   *stuck
 		me   *modelError
 	)
 	switch {
@@ -63,8 +73,12 @@ func exit(ctx context.Context, err error) (status ExitStatus, reason, summary st
 		return LimitsExceeded, lim.reason, ""
 	case errors.As(err, &fe):
 		return FormatErrorExit, fe.Error(), ""
+	case errors.As(err, &st):
+		return Stuck, st.Error(), ""
 	case errors.Is(err, ErrContextExceeded):
 		return ContextExceeded, err.Error(), ""
+	case errors.Is(err, ErrModelAuth):
+		return ModelAuth, err.Error(), ""
 	case errors.As(err, &me):
 		return APIError, err.Error(), ""
 	case errors.Is(err, ErrEnvDead):
@@ -77,7 +91,7 @@ func exit(ctx context.Context, err error) (status ExitStatus, reason, summary st
 // submitted anyway (SWE-agent's attempt_autosubmission_after_error).
 func autosubmits(s ExitStatus) bool {
 	switch s {
-	case LimitsExceeded, FormatErrorExit, ContextExceeded, EnvDead, APIError, Error:
+	case LimitsExceeded, FormatErrorExit, Stuck, ContextExceeded, EnvDead, APIError, ModelAuth, Error:
 		return true
 	}
 	return false

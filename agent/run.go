@@ -1,9 +1,12 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentfix/agentfix/internal/logattr"
 )
@@ -23,7 +26,7 @@ func (a *Agent) start(task Task) error {
 	}
 	a.started = a.now()
 	a.tools = a.env.Tools()
-	system, err := a.prompts.renderSystem(SystemData{Workspace: Workspace, TextMode: a.textMode, Tools: a.tools})
+	system, err := a.prompts.renderSystem(a.systemData())
 	if err != nil {
 		return err
 	}
@@ -37,6 +40,46 @@ func (a *Agent) start(task Task) error {
 		V: TrajectoryVersion, RunID: a.runID, Started: a.started, Model: a.model.Name(),
 		TextMode: a.textMode, Task: task, Config: a.cfg, Tools: a.tools, Messages: a.messages,
 	})
+}
+
+// systemData is what the system prompt shows: the mode, the tools, the
+// limits of the run and, if the Env tells them, of its commands.
+func (a *Agent) systemData() SystemData {
+	d := SystemData{Workspace: Workspace, TextMode: a.textMode, Tools: a.tools,
+		MaxSteps: a.cfg.MaxSteps, MaxDuration: a.cfg.MaxDuration, OutputCap: a.cfg.ObservationCap}
+	if e, ok := a.env.(interface{ CommandLimits() CommandLimits }); ok {
+		l := e.CommandLimits()
+		d.CommandTimeout = l.Timeout
+		if l.OutputCap > 0 {
+			d.OutputCap = min(d.OutputCap, l.OutputCap)
+		}
+	}
+	return d
+}
+
+// errTimeLimit is the cause of the run context's deadline.
+var errTimeLimit = errors.New("the run's time limit")
+
+// timeLimit returns the context the model and the Env work under: ctx with
+// a deadline at the end of the time limit, if there is one.
+func (a *Agent) timeLimit(ctx context.Context) (context.Context, context.CancelFunc) {
+	if a.cfg.MaxDuration <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, a.cfg.MaxDuration, errTimeLimit) // the run just started
+}
+
+// timedOut reports a run whose deadline fired (mid-query or mid-command,
+// however that surfaced) as the time limit reached, unless it submitted.
+// The deadline fired, so at least MaxDuration passed, whatever the clock
+// says.
+func (a *Agent) timedOut(run context.Context, end error) error {
+	var sub *submitted
+	if errors.As(end, &sub) || !errors.Is(context.Cause(run), errTimeLimit) {
+		return end
+	}
+	elapsed := max(a.now().Sub(a.started), a.cfg.MaxDuration)
+	return &limitsExceeded{fmt.Sprintf("time limit reached: %s elapsed of %s", elapsed.Round(time.Millisecond), a.cfg.MaxDuration)}
 }
 
 // checkLimits runs before each query: a done ctx, then the limits.
@@ -124,10 +167,11 @@ func (a *Agent) requery(s *Step, reply Message, err error) error {
 	return nil
 }
 
-// observe appends one observation: a tool result answering the call in tool
-// mode, a user message in text mode (the reply had no tool calls).
-func (a *Agent) observe(s *Step, reply Message, call ToolCall, obs Observation) error {
-	text, err := a.prompts.renderObservation(ObservationData{Output: obs.Output, Cap: a.cfg.ObservationCap})
+// observe appends one observation, and the note after it: a tool result
+// answering the call in tool mode, a user message in text mode (the reply
+// had no tool calls).
+func (a *Agent) observe(s *Step, reply Message, call ToolCall, obs Observation, note string) error {
+	text, err := a.prompts.renderObservation(ObservationData{Output: obs.Output, Cap: a.cfg.ObservationCap, Note: note})
 	if err != nil {
 		return err
 	}
@@ -137,6 +181,52 @@ func (a *Agent) observe(s *Step, reply Message, call ToolCall, obs Observation) 
 		a.add(s, Message{Role: RoleTool, Content: text, ToolCallID: call.ID})
 	}
 	return nil
+}
+
+// note renders the harness's note for the end of a step: the same action
+// repeated RepeatNote times or more, and once each, 80% of the steps or of
+// the time used (as the step started: the note costs no clock reading).
+// Empty when none is due.
+func (a *Agent) note(repeats int, stepStarted time.Time) (string, error) {
+	d := NoteData{TextMode: a.textMode}
+	if repeats >= RepeatNote {
+		d.Repeats, d.RepeatsLeft = repeats, RepeatStop-repeats
+	}
+	if c := a.cfg; c.MaxSteps > 0 && !a.notedSteps && a.steps*5 >= c.MaxSteps*4 {
+		a.notedSteps = true
+		d.Steps, d.MaxSteps, d.StepsLeft = a.steps, c.MaxSteps, c.MaxSteps-a.steps
+	}
+	if c, elapsed := a.cfg, stepStarted.Sub(a.started); c.MaxDuration > 0 && !a.notedTime && elapsed*5 >= c.MaxDuration*4 {
+		a.notedTime = true
+		d.TimeLeft, d.MaxDuration = max(c.MaxDuration-elapsed, 0), c.MaxDuration
+	}
+	if d.Repeats == 0 && d.MaxSteps == 0 && d.MaxDuration == 0 {
+		return "", nil // nothing due: no template run
+	}
+	return a.prompts.renderNote(d)
+}
+
+// repetition counts the same action (tool and arguments, whatever the
+// call's id and the spacing of the arguments' JSON) with the same
+// observation in a row.
+type repetition struct {
+	name, args, output string
+	count              int
+}
+
+// see records one action and its observation and returns how many times
+// in a row, this one included, the same pair came.
+func (r *repetition) see(call ToolCall, obs Observation) int {
+	var b bytes.Buffer
+	args := string(call.Arguments)
+	if json.Compact(&b, call.Arguments) == nil {
+		args = b.String()
+	}
+	if call.Name != r.name || args != r.args || obs.Output != r.output {
+		*r = repetition{name: call.Name, args: args, output: obs.Output}
+	}
+	r.count++
+	return r.count
 }
 
 func (a *Agent) stepStart(ctx context.Context) error {

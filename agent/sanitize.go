@@ -8,26 +8,37 @@ import (
 
 // SanitizeText removes from untrusted Markdown (issue and comment text) what
 // a person reading it on GitHub does not see but a model would read:
-// HTML comments, images with their alt text (markdown and <img>, each
-// replaced by "[image]"), zero-width, bidi-control, tag and variation
-// selector characters, and control characters other than tab and newline.
-// Line endings become "\n" and invalid UTF-8 becomes U+FFFD.
+// HTML comments, link reference definitions ("[//]: # (a comment)",
+// `[x]: <url> "title"`; the lines they take are dropped), images with their
+// alt text (markdown and <img>, each replaced by "[image]"), zero-width,
+// bidi-control, tag and variation selector characters, and control
+// characters other than tab and newline. Line endings become "\n" and
+// invalid UTF-8 becomes U+FFFD.
 //
-// Code is shown on GitHub as written, so HTML comments and image syntax
-// inside fenced code blocks and inline code spans are kept. An HTML comment
-// hides everything up to its end, fences included, as GitHub renders it.
-// Invisible characters are removed everywhere, code included.
+// Code is shown on GitHub as written, so HTML comments, definitions and
+// image syntax inside fenced code blocks and inline code spans are kept. An
+// HTML comment hides everything up to its end, fences included, as GitHub
+// renders it. A line that reads as a definition is dropped even where
+// GitHub would show it (a definition cannot interrupt a paragraph): the
+// model may see less than a person, never more. Footnote definitions
+// ("[^1]: text") are not link definitions and are kept. Invisible
+// characters are removed everywhere, code included.
 func SanitizeText(s string) string {
+	return stripHidden(stripInvisible(s))
+}
+
+// stripInvisible makes s valid UTF-8 with "\n" line endings and removes its
+// invisible characters; it is all a plain-text field (a title) needs.
+func stripInvisible(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\r", "\n")
-	s = strings.Map(func(r rune) rune {
+	return strings.Map(func(r rune) rune {
 		if invisible(r) {
 			return -1
 		}
 		return r
 	}, s)
-	return stripHidden(s)
 }
 
 // invisible reports runes that render as nothing (or reorder what renders)
@@ -76,6 +87,11 @@ func stripHidden(s string) string {
 				i = end
 				continue
 			}
+			sc.paragraph(i)
+			if end, ok := sc.linkDefinition(i); ok {
+				i = end
+				continue
+			}
 		}
 		sc.paragraph(i)
 		switch {
@@ -110,8 +126,9 @@ func stripHidden(s string) string {
 }
 
 // scanner holds what stripHidden knows about the current paragraph (text up
-// to the next blank line): where each bracket and parenthesis closes, and
-// which backtick run lengths have no closing run, so no position is scanned
+// to the next blank line): where each bracket and parenthesis closes, which
+// backtick run lengths have no closing run, and where the unescaped title
+// delimiters of link reference definitions are, so no position is scanned
 // to the paragraph's end more than a bounded number of times.
 type scanner struct {
 	s      string
@@ -120,6 +137,9 @@ type scanner struct {
 	end    int
 	close  []int        // close[j-start]: index past the bracket matching the one at j, or -1
 	noRun  map[int]bool // backtick run lengths that do not occur again in the paragraph
+	// delims holds, in order, the indexes of the paragraph's unescaped
+	// '"', '\'', '(' and ')'.
+	delims map[byte][]int
 }
 
 // paragraph makes the paragraph holding i current.
@@ -130,14 +150,18 @@ func (sc *scanner) paragraph(i int) {
 	sc.start, sc.end = i, paragraphEnd(sc.s, i)
 	sc.close = slices.Repeat([]int{-1}, sc.end-sc.start)
 	sc.noRun = map[int]bool{}
+	sc.delims = map[byte][]int{}
 	var squares, rounds []int
 	for j := sc.start; j < sc.end; j++ {
-		switch sc.s[j] {
+		switch c := sc.s[j]; c {
 		case '\\':
 			j++
+		case '"', '\'':
+			sc.delims[c] = append(sc.delims[c], j)
 		case '[':
 			squares = append(squares, j)
 		case '(':
+			sc.delims[c] = append(sc.delims[c], j)
 			rounds = append(rounds, j)
 		case ']':
 			if n := len(squares); n > 0 {
@@ -145,6 +169,7 @@ func (sc *scanner) paragraph(i int) {
 				squares = squares[:n-1]
 			}
 		case ')':
+			sc.delims[c] = append(sc.delims[c], j)
 			if n := len(rounds); n > 0 {
 				sc.close[rounds[n-1]-sc.start] = j + 1
 				rounds = rounds[:n-1]

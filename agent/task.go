@@ -7,12 +7,15 @@ import (
 )
 
 // Task is what a run works on: an issue of a repository, the requester's
-// instructions, the repository's notes for the agent and, for a revision of
-// a pull request the bot opened, the review to address.
+// instructions, the repository's notes and instructions file for agents
+// and, for a revision of a pull request the bot opened, the review to
+// address.
 //
 // Issue, instruction and review text is untrusted; the instance prompt
-// sanitises it (see SanitizeText). Notes come from the repository's config
-// on its default branch and diffs are code: both are shown as they are.
+// sanitises it (see SanitizeText), and the repository's instructions file
+// too, which it also cuts to MaxInstructionsBytes. Notes come from the
+// repository's config on its default branch and diffs are code: both are
+// shown as they are.
 type Task struct {
 	// Repo is the repository's full name, owner/name.
 	Repo string `json:"repo"`
@@ -24,8 +27,32 @@ type Task struct {
 	Instructions string `json:"instructions,omitempty"`
 	// Notes are the repository notes from its per-repo config.
 	Notes string `json:"notes,omitempty"`
+	// RepoInstructions is the repository's instructions file for agents
+	// on its default branch, the first of InstructionsFiles it has; nil
+	// when it has none.
+	RepoInstructions *InstructionsFile `json:"repo_instructions,omitempty"`
 	// Revision is set when the run revises an open pull request.
 	Revision *Revision `json:"revision,omitempty"`
+}
+
+// InstructionsFile is a file of instructions for agents in a repository.
+type InstructionsFile struct {
+	// Path is the file's path relative to the repository root, e.g.
+	// AGENTS.md; the prompt names it.
+	Path string `json:"path"`
+	Text string `json:"text"`
+}
+
+// MaxInstructionsBytes bounds the repository's instructions file shown in
+// the instance prompt; the prompt says how much of a longer file it left
+// out.
+const MaxInstructionsBytes = 16 << 10
+
+// InstructionsFiles returns the names of the repository-wide instructions
+// file for agents, in order of preference: a repository that has several
+// gives the agent the first.
+func InstructionsFiles() []string {
+	return []string{"AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md"}
 }
 
 // Revision is the context of a revise round on the bot's pull request. The
@@ -60,6 +87,9 @@ func (t Task) validate() error {
 	}
 	if t.Issue < 0 {
 		errs = append(errs, fmt.Errorf("issue number %d is negative", t.Issue))
+	}
+	if f := t.RepoInstructions; f != nil && f.Path == "" {
+		errs = append(errs, errors.New("repository instructions without the file's path"))
 	}
 	if r := t.Revision; r != nil && r.PR <= 0 {
 		errs = append(errs, fmt.Errorf("revision pull request number %d is not positive", r.PR))

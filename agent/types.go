@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // Role is the author of a message in the conversation with the model.
@@ -130,6 +131,16 @@ type Env interface {
 	Diff(ctx context.Context) (string, error)
 }
 
+// CommandLimits are what an Env tells the prompts about the commands it
+// runs, when it has a method CommandLimits() CommandLimits (package tools'
+// Env has one); a zero field is not told.
+type CommandLimits struct {
+	// Timeout bounds each command.
+	Timeout time.Duration
+	// OutputCap is the most characters (bytes) of one tool result shown.
+	OutputCap int
+}
+
 // FormatError reports a malformed model reply; Msg is shown to the model in
 // the format-error prompt so it can correct itself.
 type FormatError struct {
@@ -144,6 +155,9 @@ var (
 	ErrContextExceeded = fmt.Errorf("context window exceeded")
 	// ErrEnvDead: the sandbox or working copy can no longer run commands.
 	ErrEnvDead = fmt.Errorf("environment dead")
+	// ErrModelAuth: the model provider refused the credentials (401, 403);
+	// the bot's operator must fix them (agent/llm's *AuthError wraps it).
+	ErrModelAuth = fmt.Errorf("model provider refused the credentials")
 )
 
 // ExitStatus says how a run ended (DESIGN.md §6).
@@ -155,9 +169,15 @@ const (
 	Autosubmitted   ExitStatus = "autosubmitted"
 	LimitsExceeded  ExitStatus = "limits_exceeded"
 	FormatErrorExit ExitStatus = "format_error"
+	// Stuck: the model repeated the same action with the same
+	// observation RepeatStop times in a row.
+	Stuck           ExitStatus = "stuck"
 	ContextExceeded ExitStatus = "context_exceeded"
 	EnvDead         ExitStatus = "env_dead"
 	APIError        ExitStatus = "api_error"
-	Error           ExitStatus = "error"
-	Cancelled       ExitStatus = "cancelled"
+	// ModelAuth: the model provider refused the credentials; the bot's
+	// operator must fix them (ErrModelAuth).
+	ModelAuth ExitStatus = "model_auth"
+	Error     ExitStatus = "error"
+	Cancelled ExitStatus = "cancelled"
 )

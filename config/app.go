@@ -49,6 +49,9 @@ type App struct {
 	// AllowUnpricedModel lets a model missing from the price table run; its
 	// budgets then count tokens only.
 	AllowUnpricedModel bool `yaml:"allow_unpriced_model"`
+	// CheckModel makes the worker, serve and bot fix prove the model
+	// provider's key with a cheap authenticated call at startup.
+	CheckModel bool `yaml:"check_model"`
 	// Prices overrides the embedded price table, keyed like Model.
 	Prices map[string]Price `yaml:"prices"`
 	// OpenAIAPIKey is the OpenAI-compatible provider's key.
@@ -68,6 +71,26 @@ type App struct {
 	// repositories' toolchains must be in it); required when Sandbox is
 	// docker.
 	SandboxImage string `yaml:"sandbox_image"`
+	// AllowUnenforcedLimits lets the worker run the bwrap sandbox where
+	// the kernel cannot enforce its per-job limits (memory, processes,
+	// disk; workspace.CheckLimits says which and why).
+	AllowUnenforcedLimits bool `yaml:"allow_unenforced_limits"`
+	// SetupEgress narrows where setup commands may connect: a
+	// comma-separated list of hosts, host:port or IPv4 addresses (empty:
+	// the internet, but never this host, its networks, link-local or
+	// private ranges).
+	SetupEgress string `yaml:"setup_egress"`
+
+	// WebhookMaxInflightBytes bounds the memory of the webhook bodies
+	// being read at once, WebhookMaxClientInflightBytes one client's share
+	// of it (0: the edge's defaults, 100 MiB and a quarter).
+	WebhookMaxInflightBytes       int64 `yaml:"webhook_max_inflight_bytes"`
+	WebhookMaxClientInflightBytes int64 `yaml:"webhook_max_client_inflight_bytes"`
+	// WebhookBodyTimeout is how long a body may take to start arriving,
+	// WebhookBodyTimeoutPerMiB how much longer each MiB gives it (0: 5 s
+	// and 2 s).
+	WebhookBodyTimeout       time.Duration `yaml:"webhook_body_timeout"`
+	WebhookBodyTimeoutPerMiB time.Duration `yaml:"webhook_body_timeout_per_mib"`
 
 	// TriggerLabel is the issue label that starts a fix.
 	TriggerLabel string `yaml:"trigger_label"`
@@ -95,7 +118,8 @@ type App struct {
 	// RunRetention is how long run records and trajectories are kept.
 	RunRetention time.Duration `yaml:"run_retention"`
 
-	// LogFormat is json or text.
+	// LogFormat is auto (text on a terminal, JSON otherwise), json or
+	// text.
 	LogFormat string `yaml:"log_format"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `yaml:"log_level"`
@@ -133,8 +157,9 @@ func Defaults() *App {
 		RepoDailyUSD:           20,
 		InstallationDailyUSD:   100,
 		RunRetention:           336 * time.Hour,
-		LogFormat:              "json",
+		LogFormat:              "auto",
 		LogLevel:               "info",
+		CheckModel:             true,
 	}
 }
 

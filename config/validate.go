@@ -25,9 +25,23 @@ func (a *App) Validate() error {
 	a.validateAgent(&p)
 	a.validateLimits(&p)
 	switch a.LogFormat {
-	case "json", "text":
+	case "auto", "json", "text":
 	default:
-		p.add("AGENTFIX_LOG_FORMAT", "must be json or text, got %q", a.LogFormat)
+		p.add("AGENTFIX_LOG_FORMAT", "must be auto, json or text, got %q", a.LogFormat)
+	}
+	for _, c := range []struct {
+		name  string
+		value any
+		neg   bool
+	}{
+		{"AGENTFIX_WEBHOOK_MAX_INFLIGHT_BYTES", a.WebhookMaxInflightBytes, a.WebhookMaxInflightBytes < 0},
+		{"AGENTFIX_WEBHOOK_MAX_CLIENT_INFLIGHT_BYTES", a.WebhookMaxClientInflightBytes, a.WebhookMaxClientInflightBytes < 0},
+		{"AGENTFIX_WEBHOOK_BODY_TIMEOUT", a.WebhookBodyTimeout, a.WebhookBodyTimeout < 0},
+		{"AGENTFIX_WEBHOOK_BODY_TIMEOUT_PER_MIB", a.WebhookBodyTimeoutPerMiB, a.WebhookBodyTimeoutPerMiB < 0},
+	} {
+		if c.neg {
+			p.add(c.name, "must not be negative, got %v", c.value)
+		}
 	}
 	switch a.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -110,7 +110,7 @@ func TestValidate(t *testing.T) {
 				`AGENTFIX_MAX_STEPS: must be at least 1, got 0`,
 				`AGENTFIX_MAX_COST_USD: must be more than 0, got 0`,
 				`AGENTFIX_MAX_DURATION: must be more than 0, got -1ns`,
-				`AGENTFIX_LOG_FORMAT: must be json or text, got "xml"`,
+				`AGENTFIX_LOG_FORMAT: must be auto, json or text, got "xml"`,
 				`AGENTFIX_LOG_LEVEL: must be debug, info, warn or error, got "loud"`,
 			},
 		},

@@ -2,8 +2,8 @@ package deploy_test
 
 import (
 	"bytes"
-	"net"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -43,6 +43,7 @@ type composeService struct {
 	Ports           []string `yaml:"ports"`
 	Volumes         []string `yaml:"volumes"`
 	Tmpfs           []string `yaml:"tmpfs"`
+	Devices         []string `yaml:"devices"`
 	ReadOnly        bool     `yaml:"read_only"`
 	Init            bool     `yaml:"init"`
 	CapDrop         []string `yaml:"cap_drop"`
@@ -64,6 +65,7 @@ func loadCompose(t *testing.T) composeFile {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b = interpolateCompose(t, b)
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	var f composeFile
@@ -71,6 +73,24 @@ func loadCompose(t *testing.T) composeFile {
 		t.Fatalf("docker-compose.yml: %v", err)
 	}
 	return f
+}
+
+// composeVar is a variable docker compose interpolates; the file may only
+// require one (${NAME:?message}), never fall back to a default.
+var composeVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)([^}]*)\}`)
+
+// interpolateCompose puts the test's stand-in values in for the variables
+// of a compose file as docker compose does with the shell's or .env's.
+func interpolateCompose(t *testing.T, b []byte) []byte {
+	t.Helper()
+	return composeVar.ReplaceAllFunc(b, func(ref []byte) []byte {
+		m := composeVar.FindSubmatch(ref)
+		v, ok := testValues[string(m[1])]
+		if !ok || !strings.HasPrefix(string(m[2]), ":?") {
+			t.Errorf("docker-compose.yml %s: want a required variable with a stand-in in testValues", ref)
+		}
+		return []byte(v)
+	})
 }
 
 func TestComposeServices(t *testing.T) {
@@ -113,6 +133,9 @@ func TestComposeServices(t *testing.T) {
 	}
 
 	redis := f.Services["redis"]
+	if pw, _ := flagValue(redis.Command, "--requirepass"); pw != testValues["REDIS_PASSWORD"] || redis.Environment["REDISCLI_AUTH"] != pw {
+		t.Errorf("redis --requirepass %q, REDISCLI_AUTH %q: want both REDIS_PASSWORD", pw, redis.Environment["REDISCLI_AUTH"])
+	}
 	if hc := redis.Healthcheck; hc == nil || !cmp.Equal(hc.Test, []string{"CMD", "redis-cli", "ping"}) {
 		t.Errorf("redis healthcheck %+v: want redis-cli ping", hc)
 	}
@@ -148,6 +171,16 @@ func TestComposeWorker(t *testing.T) {
 		t.Errorf("worker volumes %q: want a volume on AGENTFIX_DATA_DIR %s", w.Volumes, w.Environment["AGENTFIX_DATA_DIR"])
 	}
 
+	// Setup's network needs the tun device in the worker, and only there.
+	if !slices.Contains(w.Devices, "/dev/net/tun:/dev/net/tun") {
+		t.Errorf("worker devices %q: want /dev/net/tun for slirp4netns", w.Devices)
+	}
+	for _, name := range []string{"webhook", "redis"} {
+		if len(f.Services[name].Devices) > 0 {
+			t.Errorf("%s devices %q: only the worker needs one", name, f.Services[name].Devices)
+		}
+	}
+
 	// Only the worker loosens the sandbox-related options.
 	for _, name := range []string{"webhook", "redis"} {
 		for _, opt := range f.Services[name].SecurityOpt {
@@ -180,8 +213,8 @@ func TestComposeEnvIsAValidConfig(t *testing.T) {
 			if got, want := env["AGENTFIX_PRIVATE_KEY_FILE"], "/run/secrets/"+s.Secrets[0]; len(s.Secrets) != 1 || got != want {
 				t.Errorf("AGENTFIX_PRIVATE_KEY_FILE %q with secrets %q: want %s", got, s.Secrets, want)
 			}
-			if host, port, _ := net.SplitHostPort(strings.TrimPrefix(strings.TrimSuffix(env["AGENTFIX_REDIS_URL"], "/0"), "redis://")); host != "redis" || port != "6379" {
-				t.Errorf("AGENTFIX_REDIS_URL %q: want redis://redis:6379/0, the redis service", env["AGENTFIX_REDIS_URL"])
+			if want := "redis://:" + testValues["REDIS_PASSWORD"] + "@redis:6379/0"; env["AGENTFIX_REDIS_URL"] != want {
+				t.Errorf("AGENTFIX_REDIS_URL %q: want %s, the redis service with REDIS_PASSWORD", env["AGENTFIX_REDIS_URL"], want)
 			}
 			checkConfig(t, env)
 		})

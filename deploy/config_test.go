@@ -26,6 +26,7 @@ var testValues = map[string]string{
 	"AGENTFIX_ADMIN_TOKEN":    "test-admin-token-0123456789",
 	"OPENAI_API_KEY":          "sk-test",
 	"ANTHROPIC_API_KEY":       "sk-ant-test",
+	"REDIS_PASSWORD":          "test-redis-password",
 }
 
 // checkConfig checks the environment env that a deployed process gets the

@@ -82,8 +82,10 @@ func TestDockerfileRuntimeStage(t *testing.T) {
 	}
 	slices.Sort(packages)
 	// git for the worker's git CLI, bubblewrap for the sandbox, prlimit
-	// (util-linux) for its limits, ca-certificates for HTTPS.
-	if diff := cmp.Diff([]string{"bubblewrap", "ca-certificates", "git", "util-linux"}, packages); diff != "" {
+	// and unshare (util-linux) for its limits and setup's namespace,
+	// slirp4netns and iproute2 for setup's network, ca-certificates for
+	// HTTPS.
+	if diff := cmp.Diff([]string{"bubblewrap", "ca-certificates", "git", "iproute2", "slirp4netns", "util-linux"}, packages); diff != "" {
 		t.Errorf("runtime packages (-want +got):\n%s", diff)
 	}
 

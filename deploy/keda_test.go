@@ -45,7 +45,10 @@ type scaledObject struct {
 			} `json:"horizontalPodAutoscalerConfig"`
 		} `json:"advanced"`
 		Triggers []struct {
-			Type     string            `json:"type"`
+			Type              string `json:"type"`
+			AuthenticationRef struct {
+				Name string `json:"name"`
+			} `json:"authenticationRef"`
 			Metadata map[string]string `json:"metadata"`
 		} `json:"triggers"`
 	} `json:"spec"`
@@ -72,6 +75,27 @@ func TestKEDAScaledObject(t *testing.T) {
 
 	// Both lists of the agent queue, as asynq names them, on the Redis
 	// Service, with the per-worker agent concurrency as the target.
+	// The scaler authenticates with the password the Redis requires.
+	var auth struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name   string            `json:"name"`
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+		Spec struct {
+			SecretTargetRef []struct {
+				Parameter string `json:"parameter"`
+				Name      string `json:"name"`
+				Key       string `json:"key"`
+			} `json:"secretTargetRef"`
+		} `json:"spec"`
+	}
+	decodeFile(t, filepath.Join(kubeDir, "keda-triggerauthentication.yaml"), &auth)
+	if ref := auth.Spec.SecretTargetRef; auth.Kind != "TriggerAuthentication" || len(ref) != 1 ||
+		ref[0].Parameter != "password" || ref[0].Name != secretName || ref[0].Key != "redis-password" {
+		t.Errorf("keda-triggerauthentication.yaml %+v: want the password from %s's redis-password", auth, secretName)
+	}
 	concurrency := c.configMaps[configMapName].Data["AGENTFIX_AGENT_CONCURRENCY"]
 	svc := c.services[redisName]
 	var lists []string
@@ -83,6 +107,9 @@ func TestKEDAScaledObject(t *testing.T) {
 		host, port, err := net.SplitHostPort(tr.Metadata["address"])
 		if err != nil || !strings.HasPrefix(host, svc.Name+".") || port != itoa(svc.Spec.Ports[0].Port) {
 			t.Errorf("trigger %d: address %q, want %s.<namespace>… on port %d", i, tr.Metadata["address"], svc.Name, svc.Spec.Ports[0].Port)
+		}
+		if tr.AuthenticationRef.Name != auth.Metadata.Name {
+			t.Errorf("trigger %d: authenticationRef %q, want %q (Redis requires a password)", i, tr.AuthenticationRef.Name, auth.Metadata.Name)
 		}
 		if got := tr.Metadata["listLength"]; got != concurrency {
 			t.Errorf("trigger %d: listLength %q, want AGENTFIX_AGENT_CONCURRENCY %q", i, got, concurrency)

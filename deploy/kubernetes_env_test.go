@@ -1,7 +1,10 @@
 package deploy_test
 
 import (
+	"github.com/agentfix/agentfix/config"
 	"path"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -47,7 +50,7 @@ func TestSecretsAndConfigMapReferences(t *testing.T) {
 				t.Errorf("%s %s: key %q is not in secret.example.yaml", name, e.Name, sk.Key)
 			}
 			required := sk.Optional == nil || !*sk.Optional
-			if wantRequired := e.Name == "AGENTFIX_WEBHOOK_SECRET"; required != wantRequired {
+			if wantRequired := e.Name == "AGENTFIX_WEBHOOK_SECRET" || e.Name == "REDIS_PASSWORD"; required != wantRequired {
 				t.Errorf("%s %s: required %t, want %t", name, e.Name, required, wantRequired)
 			}
 		}
@@ -96,10 +99,24 @@ func TestKubernetesEnvIsAValidConfig(t *testing.T) {
 				// for the agentfix-* Services, which the bot warns about.
 				t.Errorf("enableServiceLinks: want false")
 			}
-			checkConfig(t, containerEnv(t, c, tmpl, onlyContainer(t, spec)))
+			ctr := onlyContainer(t, spec)
+			env := containerEnv(t, c, tmpl, ctr)
+			// A variable that only feeds $(NAME) of another (REDIS_PASSWORD
+			// into AGENTFIX_REDIS_URL) is no setting of its own.
+			for _, e := range ctr.Env {
+				for _, ref := range envRef.FindAllString(e.Value, -1) {
+					if name := ref[2 : len(ref)-1]; !strings.HasPrefix(name, config.EnvPrefix) {
+						delete(env, name)
+					}
+				}
+			}
+			checkConfig(t, env)
 		})
 	}
 }
+
+// envRef is a Kubernetes $(NAME) reference in an env value or an argument.
+var envRef = regexp.MustCompile(`\$\([A-Za-z_][A-Za-z0-9_]*\)`)
 
 // containerEnv returns the environment ctr gets: its ConfigMaps, then its
 // env entries, with Secret values taken from the template.
@@ -116,7 +133,13 @@ func containerEnv(t *testing.T, c *cluster, tmpl *corev1.Secret, ctr corev1.Cont
 	for _, e := range ctr.Env {
 		switch {
 		case e.ValueFrom == nil:
-			env[e.Name] = e.Value
+			// Kubernetes puts in $(NAME) of the variables defined before.
+			env[e.Name] = envRef.ReplaceAllStringFunc(e.Value, func(ref string) string {
+				if v, ok := env[ref[2:len(ref)-1]]; ok {
+					return v
+				}
+				return ref
+			})
 		case e.ValueFrom.SecretKeyRef != nil:
 			env[e.Name] = tmpl.StringData[e.ValueFrom.SecretKeyRef.Key]
 		default:

@@ -30,8 +30,9 @@ const (
 // optionalManifests are in deploy/kubernetes but deliberately not in the
 // default kustomization.
 var optionalManifests = map[string]string{
-	"secret.example.yaml":    "a template; the real Secret is created by hand",
-	"keda-scaledobject.yaml": "needs KEDA in the cluster",
+	"secret.example.yaml":             "a template; the real Secret is created by hand",
+	"keda-scaledobject.yaml":          "needs KEDA in the cluster",
+	"keda-triggerauthentication.yaml": "needs KEDA in the cluster",
 }
 
 func TestKustomizationListsTheManifests(t *testing.T) {
@@ -284,15 +285,40 @@ func TestRedisStatefulSet(t *testing.T) {
 		t.Errorf("--dir %q is on volume %q; volumeClaimTemplates %q: want the append-only file on the claim", dir, mountedClaim, claims)
 	}
 
-	// The bot reaches this Redis through its Service.
-	u, err := url.Parse(c.configMaps[configMapName].Data["AGENTFIX_REDIS_URL"])
-	if err != nil {
-		t.Fatal(err)
+	// The bot reaches this Redis through its Service, with the password
+	// the Redis requires, both from the Secret's redis-password.
+	if pw, _ := flagValue(ctr.Args, "--requirepass"); pw != "$(REDIS_PASSWORD)" || secretKeyOf(ctr, "REDIS_PASSWORD") != "redis-password" {
+		t.Errorf("redis --requirepass %q with REDIS_PASSWORD from key %q: want $(REDIS_PASSWORD) from the Secret's redis-password", pw, secretKeyOf(ctr, "REDIS_PASSWORD"))
 	}
+	if secretKeyOf(ctr, "REDISCLI_AUTH") != "redis-password" {
+		t.Errorf("redis REDISCLI_AUTH: want the Secret's redis-password, so the redis-cli probes authenticate")
+	}
+	tmpl := loadSecretTemplate(t)
 	svc := c.services[redisName]
-	if u.Scheme != "redis" || u.Hostname() != svc.Name || u.Port() != itoa(svc.Spec.Ports[0].Port) {
-		t.Errorf("AGENTFIX_REDIS_URL %s: want redis://%s:%d/…", u, svc.Name, svc.Spec.Ports[0].Port)
+	for _, name := range []string{webhookName, workerName} {
+		bot := onlyContainer(t, c.deployments[name].Spec.Template.Spec)
+		if secretKeyOf(bot, "REDIS_PASSWORD") != "redis-password" {
+			t.Errorf("%s REDIS_PASSWORD: want the Secret's redis-password", name)
+		}
+		u, err := url.Parse(containerEnv(t, c, tmpl, bot)["AGENTFIX_REDIS_URL"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw, _ := u.User.Password()
+		if u.Scheme != "redis" || u.Hostname() != svc.Name || u.Port() != itoa(svc.Spec.Ports[0].Port) || pw != tmpl.StringData["redis-password"] {
+			t.Errorf("%s AGENTFIX_REDIS_URL %s: want redis://:PASSWORD@%s:%d/… with the Secret's redis-password", name, u, svc.Name, svc.Spec.Ports[0].Port)
+		}
 	}
+}
+
+// secretKeyOf returns the Secret key env variable name of ctr comes from.
+func secretKeyOf(ctr corev1.Container, name string) string {
+	for _, e := range ctr.Env {
+		if e.Name == name && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			return e.ValueFrom.SecretKeyRef.Key
+		}
+	}
+	return ""
 }
 
 func onlyContainer(t *testing.T, spec corev1.PodSpec) corev1.Container {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +23,11 @@ func TestRedisFlags(t *testing.T) {
 	c := loadCluster(t)
 	sts := onlyContainer(t, c.statefulSets[redisName].Spec.Template.Spec)
 	compose := loadCompose(t).Services["redis"].Command
+	// Kubernetes puts the Secret's password in place of $(REDIS_PASSWORD).
+	sts.Args = slices.Clone(sts.Args)
+	for i, a := range sts.Args {
+		sts.Args[i] = strings.ReplaceAll(a, "$(REDIS_PASSWORD)", testValues["REDIS_PASSWORD"])
+	}
 	for _, tc := range []struct {
 		name     string
 		argv     []string
@@ -39,8 +45,17 @@ func TestRedisFlags(t *testing.T) {
 					t.Errorf("%s %q, want %q", flag, got, want)
 				}
 			}
-			rdb := startRedis(t, tc.argv[1:])
+			password, _ := flagValue(tc.argv, "--requirepass")
+			if password == "" {
+				t.Errorf("no --requirepass: any process that reaches the port could read and queue tasks")
+			}
+			rdb := startRedis(t, tc.argv[1:], password)
 			ctx := context.Background()
+			anon := redis.NewClient(&redis.Options{Network: "unix", Addr: rdb.Options().Addr})
+			defer anon.Close()
+			if err := anon.Set(ctx, "agentfix-test", "x", 0).Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+				t.Errorf("SET without the password: err = %v, want NOAUTH", err)
+			}
 			got := map[string]string{}
 			for _, key := range []string{"appendonly", "maxmemory-policy"} {
 				v, err := rdb.ConfigGet(ctx, key).Result()
@@ -67,9 +82,10 @@ func TestRedisFlags(t *testing.T) {
 	}
 }
 
-// startRedis runs redis-server with flags, on a Unix socket in a temporary
+// startRedis runs redis-server with flags (its clients authenticate with
+// password), on a Unix socket in a temporary
 // directory that also takes its files, and stops it when the test ends.
-func startRedis(t *testing.T, flags []string) *redis.Client {
+func startRedis(t *testing.T, flags []string, password string) *redis.Client {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -108,7 +124,7 @@ func startRedis(t *testing.T, flags []string) *redis.Client {
 		<-exited
 	})
 
-	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: sock})
+	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, Password: password})
 	t.Cleanup(func() { _ = rdb.Close() })
 	for {
 		pctx, pcancel := context.WithTimeout(ctx, 200*time.Millisecond)

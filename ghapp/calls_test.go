@@ -50,6 +50,23 @@ func TestPermission(t *testing.T) {
 	}
 }
 
+// TestPermissionNotFound: GitHub's 404 for a login that is no account (the
+// empty login of a delivery without a sender among them) means no access,
+// not an error the worker retries.
+func TestPermissionNotFound(t *testing.T) {
+	e := setup(t)
+	e.f.FailNext(http.MethodGet, "/repos/*/*/collaborators/*/permission", http.StatusNotFound, nil)
+	for _, user := range []string{"ghost-of-nobody", ""} {
+		got, err := e.client.Permission(context.Background(), widget, user)
+		if err != nil || got != ghapp.PermissionNone {
+			t.Errorf("Permission(%q) answered 404 = %q, %v; want %q, no error", user, got, err, ghapp.PermissionNone)
+		}
+	}
+	if n := e.f.CountCalls(http.MethodGet, "/repos/*/*/collaborators/*/permission"); n != 2 {
+		t.Errorf("permission calls = %d, want 2 (a 404 is not retried): %v", n, e.f.Calls())
+	}
+}
+
 func TestIssue(t *testing.T) {
 	e := setup(t)
 	n := e.f.AddIssue(widgetName, ghfake.Issue{Title: "Crash", Body: "It crashes.", Author: "alice", Labels: []string{"bug"}})

@@ -2,6 +2,7 @@ package ghapp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -10,11 +11,16 @@ import (
 
 // Permission returns user's access to repo. GitHub's "maintain" counts as
 // write and "triage" as read; an unknown level is an error rather than a
-// guess.
+// guess. GitHub answers 404 for a login that is no account (or is empty):
+// that is PermissionNone, not an error to retry.
 func (c *Client) Permission(ctx context.Context, repo Repo, user string) (Permission, error) {
 	lvl, _, err := c.gh.Repositories.GetPermissionLevel(ctx, repo.Owner, repo.Name, user)
 	if err != nil {
-		return "", fmt.Errorf("get permission of %s on %s: %w", user, repo, apiError(err))
+		err = apiError(err)
+		if errors.Is(err, ErrNotFound) {
+			return PermissionNone, nil
+		}
+		return "", fmt.Errorf("get permission of %s on %s: %w", user, repo, err)
 	}
 	// role_name is finer (maintain, triage, custom roles); permission is
 	// the classic level GitHub derives from it.

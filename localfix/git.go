@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentfix/agentfix/internal/proc"
+	"github.com/agentfix/agentfix/tools"
 	"github.com/agentfix/agentfix/workspace"
 )
 
@@ -112,6 +113,13 @@ func (r *userRepo) apply(ctx context.Context, patch string, touched []string) er
 	if len(dirty) > 0 {
 		return fmt.Errorf("%s has uncommitted changes in %s, which the patch touches; commit or stash them, then run git apply with the patch", r.dir, strings.Join(dirty, ", "))
 	}
+	links, err := workspace.PatchSymlinks(patch, r.linkAtHead(ctx))
+	if err != nil {
+		return fmt.Errorf("read the patch's symbolic links: %w", err)
+	}
+	if refused := tools.RefusedSymlinks(links); len(refused) > 0 {
+		return fmt.Errorf("the patch holds symbolic links that are never applied: %s", strings.Join(refused, "; "))
+	}
 	if _, err := r.git(ctx, []byte(patch), "apply", "--check", "-"); err != nil {
 		return fmt.Errorf("the patch does not apply to %s (HEAD moved?): %w", r.dir, err)
 	}
@@ -155,4 +163,19 @@ func firstLines(s string, n int) string {
 		lines = append(lines[:n], "…")
 	}
 	return strings.Join(lines, "; ")
+}
+
+// linkAtHead describes the tree at HEAD for workspace.PatchSymlinks: the
+// target of the symbolic link at path, if there is one.
+func (r *userRepo) linkAtHead(ctx context.Context) func(path string) (string, bool) {
+	return func(path string) (string, bool) {
+		entry, err := r.git(ctx, nil, "ls-tree", "--full-tree", r.head, "--", path)
+		if err != nil || !strings.HasPrefix(entry, "120000 blob ") {
+			return "", false
+		}
+		meta, _, _ := strings.Cut(entry, "\t")
+		f := strings.Fields(meta)
+		target, err := r.git(ctx, nil, "cat-file", "blob", f[2])
+		return target, err == nil
+	}
 }

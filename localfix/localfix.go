@@ -55,6 +55,9 @@ type Options struct {
 	// NewModel builds the model named provider/model; its errors are
 	// configuration errors.
 	NewModel func(name string) (agent.Model, error)
+	// CheckModel, when not nil, proves the model's credentials before the
+	// run (not for a replay); its error is the run's.
+	CheckModel func(ctx context.Context, m agent.Model) error
 	// CheckSandbox refuses a sandbox kind that cannot run here, and
 	// NewSandbox builds one.
 	CheckSandbox func(kind string, allowUnsandboxed bool) error

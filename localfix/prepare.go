@@ -87,6 +87,11 @@ func prepare(ctx context.Context, o Options) (*fixRun, error) {
 	if err := r.chooseModel(o); err != nil {
 		return nil, err
 	}
+	if o.CheckModel != nil && f.Replay == "" {
+		if err := o.CheckModel(ctx, r.model); err != nil {
+			return nil, err
+		}
+	}
 	r.id = runs.NewID(time.Now())
 	r.out = filepath.Join(o.WorkDir, "agentfix-runs", r.id)
 	if f.Out != "" {

@@ -49,6 +49,11 @@ func (p *progress) start(s fixStart) {
 	}
 }
 
+// note says something about the run before the agent starts.
+func (p *progress) note(s string) {
+	fmt.Fprintf(p.w, "note: %s\n", safeLine(s))
+}
+
 func (p *progress) setupStart(cmd string) {
 	fmt.Fprintf(p.w, "setup: %s\n", safeLine(cmd))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/agentfix/agentfix/agent"
@@ -82,9 +83,20 @@ func (r *fixRun) runSession(ctx context.Context, wt *workspace.WorkTree) (agent.
 		return agent.Result{}, fmt.Errorf("bot fix: %w", err)
 	}
 	defer traj.Close()
+	in, err := session.ReadInstructions(ctx, wt, wt.Base())
+	if err != nil {
+		return agent.Result{}, fmt.Errorf("bot fix: the repository's instructions files: %w", err)
+	}
+	if names := in.Names(); len(names) > 0 {
+		r.p.note("the agent follows the instructions in " + strings.Join(names, ", "))
+	}
+	task := r.task
+	task.RepoInstructions = in.Root
 	res, err := session.Run(ctx, session.Options{
-		WorkTree: wt, Sandbox: r.sandbox, Model: r.model, Task: r.task, RunID: r.id, Trajectory: traj, Logger: r.log,
-		Settings: session.Settings{Setup: r.setup, Test: r.test, Limits: r.agentCfg, AllowWorkflowChanges: r.repoCfg.AllowWorkflowChanges},
+		WorkTree: wt, Sandbox: r.sandbox, Model: r.model, Task: task, RunID: r.id, Trajectory: traj, Logger: r.log,
+		ScratchDir: filepath.Dir(filepath.Dir(wt.Dir())),
+		Settings: session.Settings{Setup: r.setup, Test: r.test, Limits: r.agentCfg, AllowWorkflowChanges: r.repoCfg.AllowWorkflowChanges,
+			NestedInstructions: in.Nested},
 		Hooks: session.Hooks{
 			OnSetup: func(_ context.Context, c string) { r.p.setupStart(c) },
 			OnSetupDone: func(_ context.Context, _ string, res workspace.Result) {

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # bench-intake.sh — the webhook intake benchmark next to its reference: what
 # this machine's redis-server does on its own (redis-benchmark), then
-# BenchmarkIntake (real router, real redis-server, signed deliveries). Both
-# run on the same machine, one after the other, so their ratio is meaningful.
+# BenchmarkIntake (real router, real redis-server, signed deliveries), then
+# BenchmarkIntakeSlowFlood (the same while slow clients trickle bodies; their
+# number is AGENTFIX_BENCH_SLOW, default 32). All run on the same machine,
+# one after the other, so their ratios are meaningful.
 # Usage: scripts/bench-intake.sh [deliveries]   (default 20000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n="${1:-20000}"
 
 echo "## machine"
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "nproc: $(nproc)"
 lscpu | head -n 15
 go version
@@ -41,5 +44,6 @@ echo "## reference: redis-benchmark -q -n 100000 -t set,lpush (port $port)"
 timeout 300 redis-benchmark -q -p "$port" -n 100000 -t set,lpush | tr '\r' '\n' | grep 'requests per second'
 echo
 
-echo "## BenchmarkIntake ($n deliveries)"
-timeout 600 go test -run '^$' -bench '^BenchmarkIntake$' -benchtime "${n}x" ./webhook/
+echo "## BenchmarkIntake, BenchmarkIntakeSlowFlood ($n deliveries each)"
+timeout 600 go test -run '^$' -bench '^BenchmarkIntake(SlowFlood)?$' -benchtime "${n}x" ./webhook/
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -188,3 +188,46 @@ func TestRunNeedsItsParts(t *testing.T) {
 		t.Error("Run without options succeeded")
 	}
 }
+
+// TestReadInstructions reads the instructions files of a commit: AGENTS.md
+// wins at the root, nested AGENTS.md files are found by directory, and a
+// symbolic link is never followed.
+func TestReadInstructions(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{
+		"AGENTS.md": "Run make test.\n", "CLAUDE.md": "not this one\n",
+		"pkg/api/AGENTS.md": "Keep the API stable.\n", "docs/README.md": "x\n",
+	})
+	if err := os.MkdirAll(filepath.Join(repo, "lib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(repo, "lib", "AGENTS.md")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "link"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	wt := workTree(t, repo)
+	in, err := ReadInstructions(context.Background(), wt, wt.Base())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Root == nil || in.Root.Path != "AGENTS.md" || in.Root.Text != "Run make test.\n" {
+		t.Errorf("root = %+v, want AGENTS.md", in.Root)
+	}
+	if len(in.Nested) != 1 || in.Nested["pkg/api"] != "Keep the API stable.\n" {
+		t.Errorf("nested = %v, want pkg/api only", in.Nested)
+	}
+	if got := strings.Join(in.Names(), ","); got != "AGENTS.md,pkg/api/AGENTS.md" {
+		t.Errorf("Names = %q", got)
+	}
+	empty := workTree(t, newRepo(t, map[string]string{".github/copilot-instructions.md": "Be brief.\n"}))
+	in, err = ReadInstructions(context.Background(), empty, empty.Base())
+	if err != nil || in.Root == nil || in.Root.Path != ".github/copilot-instructions.md" {
+		t.Errorf("copilot instructions = %+v, %v", in.Root, err)
+	}
+}

@@ -27,20 +27,15 @@ func (e *Env) bash(ctx context.Context, command string) (agent.Observation, erro
 }
 
 // commandOutput is what the model sees of a command: its output, then a
-// line with the exit code when it failed, or the timeout (the configured
-// one, or the time the command ran when the sandbox's default applied).
+// line with its exit code, 0 included, or the timeout (the configured one,
+// or the time the command ran when the sandbox's default applied).
 func commandOutput(res workspace.Result, timeout time.Duration) string {
 	if timeout <= 0 {
 		timeout = res.Duration.Round(time.Second)
 	}
-	var note string
-	switch {
-	case res.TimedOut:
+	note := fmt.Sprintf("[exit code %d]", res.ExitCode)
+	if res.TimedOut {
 		note = fmt.Sprintf("[timed out after %s: the command and every process it started were killed. Run something faster, such as a single test or a narrower search.]", timeout)
-	case res.ExitCode != 0:
-		note = fmt.Sprintf("[exit code %d]", res.ExitCode)
-	default:
-		return res.Output
 	}
 	if res.Output == "" {
 		return note

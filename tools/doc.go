@@ -3,7 +3,11 @@
 // a sandbox and a job's working copy from package workspace.
 //
 // bash runs each command in a fresh sandboxed shell in /workspace and
-// refuses interactive programs, matched on whole words in command position.
+// refuses interactive programs, matched on whole words in command position;
+// every observation of a command that ran ends with "[exit code N]", 0
+// included, or the timeout. The tool descriptions state the command time
+// limit and the output cap of the Options, and CommandLimits tells them to
+// the agent's prompts.
 // str_replace_editor follows SWE-agent's edit_anthropic semantics but keeps
 // tabs, undoes any number of edits, and confines every path to the working
 // copy with os.Root; it runs in the worker on the files the sandbox sees.
@@ -17,5 +21,7 @@
 // Actions validates tool calls against the schemas (tool mode) or parses the
 // one fenced bash block of a reply (text mode), returning *agent.FormatError
 // for anything malformed. Every tool result is capped, head and tail, with
-// the number of bytes left out.
+// the number of bytes left out. A directory's own instructions for agents
+// (Options.NestedInstructions, its AGENTS.md) follow, once, the result of
+// the first editor call on a path under it or bash command naming one.
 package tools

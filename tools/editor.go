@@ -20,9 +20,9 @@ import (
 // maxEditFileSize bounds the files the editor reads.
 const maxEditFileSize = 8 << 20
 
-// editViewLimit bounds a view or snippet; the note that follows a cut
-// fits in what remains of the tool's output limit.
-const editViewLimit = 48 << 10
+// viewNoteRoom is what a view leaves of the tool's output limit for the
+// note that follows a cut, so the note is never cut itself.
+const viewNoteRoom = 256
 
 // snapshot is a file's state before one edit.
 type snapshot struct {
@@ -33,14 +33,17 @@ type snapshot struct {
 // editor is str_replace_editor: it works in the worker on the working copy
 // through an os.Root, so no path or symbolic link reaches outside it.
 type editor struct {
-	root *os.Root
+	root      *os.Root
+	viewLimit int // bounds a view or snippet
 
 	mu      sync.Mutex
 	history map[string][]snapshot // by cleaned path relative to the root
 }
 
-func newEditor(root *os.Root) *editor {
-	return &editor{root: root, history: map[string][]snapshot{}}
+// newEditor returns an editor of the working copy at root whose views fit
+// in outputLimit bytes.
+func newEditor(root *os.Root, outputLimit int) *editor {
+	return &editor{root: root, viewLimit: max(outputLimit-viewNoteRoom, outputLimit/2), history: map[string][]snapshot{}}
 }
 
 // run executes one editor call and returns what the model sees.
@@ -174,11 +177,11 @@ func numbered(lines []string, first int) string {
 }
 
 // clipView cuts a long view and says how to see the rest.
-func clipView(s string) string {
-	if len(s) <= editViewLimit {
+func (ed *editor) clipView(s string) string {
+	if len(s) <= ed.viewLimit {
 		return s
 	}
-	return workspace.Clip(s, editViewLimit) + "\n[This view is long and was cut in the middle; view parts of it with view_range, or search with grep -n.]\n"
+	return workspace.Clip(s, ed.viewLimit) + "\n[This view is long and was cut in the middle; view parts of it with view_range, or search with grep -n.]\n"
 }
 
 // view shows a file with line numbers, or a directory two levels deep.
@@ -220,7 +223,7 @@ func (ed *editor) view(rel, shown string, viewRange []int) string {
 	if len(lines) == 0 {
 		return head + "(the file is empty)\n"
 	}
-	return clipView(head + numbered(lines[start-1:end], start))
+	return ed.clipView(head + numbered(lines[start-1:end], start))
 }
 
 func fmtRange(r []int) string { return fmt.Sprintf("[%d, %d]", r[0], r[1]) }
@@ -264,7 +267,7 @@ func (ed *editor) viewDir(rel, shown string) string {
 	if err := list(rel, 1); err != nil {
 		return describe(err, shown)
 	}
-	return clipView(b.String())
+	return ed.clipView(b.String())
 }
 
 func unwrapPath(err error) error {

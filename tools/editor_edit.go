@@ -87,7 +87,7 @@ func (ed *editor) strReplace(rel, shown string, oldStr, newStr *string) string {
 	start := max(0, line-snippetContext)
 	end := min(len(lines), line+snippetContext+strings.Count(repl, "\n")+1)
 	return fmt.Sprintf("The file %s has been edited. Here's the result of running `cat -n` on a snippet of %s:\n%sReview the changes and make sure they are as expected. Edit the file again if necessary.",
-		shown, shown, clipView(numbered(lines[start:end], start+1)))
+		shown, shown, ed.clipView(numbered(lines[start:end], start+1)))
 }
 
 // insert inserts newStr after line insertLine.
@@ -124,7 +124,7 @@ func (ed *editor) insert(rel, shown string, insertLine *int, newStr *string) str
 	start := max(0, at-snippetContext)
 	end := min(len(result), at+len(added)+snippetContext)
 	return fmt.Sprintf("The file %s has been edited. Here's the result of running `cat -n` on a snippet of the edited file:\n%sReview the changes and make sure they are as expected (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
-		shown, clipView(numbered(result[start:end], start+1)))
+		shown, ed.clipView(numbered(result[start:end], start+1)))
 }
 
 // undo restores the file as it was before the last edit of this tool.
@@ -146,7 +146,7 @@ func (ed *editor) undo(rel, shown string) string {
 	}
 	ed.history[rel] = stack[:len(stack)-1]
 	lines := splitLines(string(last.content))
-	return fmt.Sprintf("Last edit to %s undone successfully. Here's the result of running `cat -n` on %s:\n%s", shown, shown, clipView(numbered(lines, 1)))
+	return fmt.Sprintf("Last edit to %s undone successfully. Here's the result of running `cat -n` on %s:\n%s", shown, shown, ed.clipView(numbered(lines, 1)))
 }
 
 // matchLineEndings adapts old and repl written with \n to a file with

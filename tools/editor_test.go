@@ -31,7 +31,7 @@ func TestEditor(t *testing.T) {
 	outside := filepath.Join(e.wt.CacheDir(), "outside.txt")
 	writeFiles(t, e.wt.CacheDir(), map[string]string{"outside.txt": "OUTSIDE\n"})
 	planted := e.bash(t, "ln -s /etc etclink && ln -s ../cache/outside.txt uplink && ln -s /workspace/README.md abslink && ln -s README.md rellink && mkfifo pipe && printf 'bin\\000ary' > blob.bin && echo planted")
-	if planted != "planted\n" {
+	if planted != "planted\n[exit code 0]" {
 		t.Fatalf("planting from the sandbox: %q", planted)
 	}
 	original, _ := os.ReadFile(filepath.Join(root, "calc/calc.go"))
@@ -113,12 +113,12 @@ func TestEditor(t *testing.T) {
 func TestEditorEditsWhatTheSandboxSees(t *testing.T) {
 	e := newTestEnv(t, nil)
 	e.exec(t, call(EditorTool, ed("str_replace", "calc/calc.go", "old_str", "\treturn a - b", "new_str", "\treturn a + b")))
-	if got := e.bash(t, "grep -c $'\\treturn a + b' calc/calc.go"); got != "1\n" {
+	if got := e.bash(t, "grep -c $'\\treturn a + b' calc/calc.go"); got != "1\n[exit code 0]" {
 		t.Errorf("the sandbox sees %q matching lines, want 1 with the tab kept", got)
 	}
 	e.exec(t, call(EditorTool, ed("create", "/workspace/notes/plan.txt", "file_text", "plan\n")))
-	if got := e.bash(t, "cat notes/plan.txt"); got != "plan\n" {
-		t.Errorf("the sandbox reads %q, want %q", got, "plan\n")
+	if got := e.bash(t, "cat notes/plan.txt"); got != "plan\n[exit code 0]" {
+		t.Errorf("the sandbox reads %q, want %q", got, "plan\n[exit code 0]")
 	}
 	// An edit after bash changed the file works on the current content.
 	e.bash(t, "sed -i 's/plan/PLAN/' notes/plan.txt")

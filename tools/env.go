@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"text/template"
 	"time"
@@ -37,8 +38,14 @@ type Repo interface {
 }
 
 // DefaultOutputLimit bounds each tool result (head and tail kept) when
-// Options.OutputLimit is 0.
-const DefaultOutputLimit = 64 << 10
+// Options.OutputLimit is 0: the agent's own cap on an observation, so that
+// a result is cut once and the model sees the figure the tool descriptions
+// state.
+const DefaultOutputLimit = agent.DefaultObservationCap
+
+// DefaultCommandTimeout bounds each bash command when
+// Options.CommandTimeout is 0: the sandboxes' default.
+const DefaultCommandTimeout = workspace.DefaultTimeout
 
 // DefaultTestOutputLimit bounds the test command output shown in a review
 // message when Options.TestOutputLimit is 0.
@@ -55,11 +62,15 @@ type Options struct {
 	Root string
 	// TextMode selects text actions: one fenced bash block per reply.
 	TextMode bool
-	// CommandTimeout bounds each bash command; 0 leaves the sandbox's.
+	// CommandTimeout bounds each bash command (the tool description
+	// states it); 0 selects DefaultCommandTimeout.
 	CommandTimeout time.Duration
 	// TestCommand is the repository's test command, run (network off) for
 	// every review message; empty when none is configured.
 	TestCommand string
+	// Verifier, when set, runs the test command for the review instead of
+	// the agent's own sandbox, and gives the evidence of the change.
+	Verifier Verifier
 	// TestTimeout bounds the test command; 0 leaves the sandbox's.
 	TestTimeout time.Duration
 	// ReviewStages are text/template sources of the review messages, one
@@ -68,10 +79,21 @@ type Options struct {
 	ReviewStages []string
 	// AllowWorkflowChanges lets a submission change .github/workflows/.
 	AllowWorkflowChanges bool
-	// OutputLimit bounds each tool result, head and tail kept.
+	// OutputLimit bounds each tool result in bytes, head and tail kept
+	// (the tool description states it); 0 selects DefaultOutputLimit.
+	// Keep it at most the agent's Config.ObservationCap, which cuts again.
 	OutputLimit int
 	// TestOutputLimit bounds the test output shown in a review message.
 	TestOutputLimit int
+	// NestedInstructions maps directories of the repository (relative to
+	// its root, e.g. "pkg/api") to the text of the instructions file for
+	// agents in each (their AGENTS.md, from the default branch); the
+	// repository-wide one goes in agent.Task instead. Each is shown once,
+	// sanitised and cut to MaxNestedInstructionsBytes, after the
+	// observation of the first editor call on a path under its directory,
+	// or of the first bash command with a word naming such a path (a best
+	// effort: a path built by the shell, such as $(dirname x), is missed).
+	NestedInstructions map[string]string
 	// Logger receives records of tool calls; nil discards them.
 	Logger *slog.Logger
 }
@@ -81,19 +103,25 @@ type Options struct {
 // editor's undo history, the submit stage) and is safe for concurrent use.
 // Close it when the job ends.
 type Env struct {
-	opts      Options
-	editor    *editor
-	stages    []*template.Template
-	workflows *template.Template
-	empty     *template.Template
+	opts         Options
+	editor       *editor
+	stages       []*template.Template
+	workflows    *template.Template
+	empty        *template.Template
+	symlinks     *template.Template
+	nested       []NestedInstructions // outermost first
+	instructions *template.Template
 
 	mu      sync.Mutex
 	stage   int    // review messages shown so far
 	summary string // the latest summary given to submit
 	// lastTest is the test command's latest result and testedDiff the
 	// diff it ran on (see ReviewState).
-	lastTest   *TestResult
-	testedDiff string
+	lastTest    *TestResult
+	lastVerdict *Verdict
+	testedDiff  string
+	// shown holds the directories whose nested instructions the model saw.
+	shown map[string]bool
 }
 
 var _ agent.Env = (*Env)(nil)
@@ -107,22 +135,31 @@ func New(o Options) (*Env, error) {
 	if o.OutputLimit <= 0 {
 		o.OutputLimit = DefaultOutputLimit
 	}
+	if o.CommandTimeout <= 0 {
+		o.CommandTimeout = DefaultCommandTimeout
+	}
 	if o.TestOutputLimit <= 0 {
 		o.TestOutputLimit = DefaultTestOutputLimit
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	e := &Env{opts: o}
+	e := &Env{opts: o, shown: map[string]bool{}}
 	var err error
-	if e.stages, e.workflows, e.empty, err = parseTemplates(o.ReviewStages); err != nil {
+	if e.stages, e.workflows, e.empty, e.symlinks, err = parseTemplates(o.ReviewStages); err != nil {
+		return nil, fmt.Errorf("new tools env: %w", err)
+	}
+	if e.nested, err = nestedInstructions(o.NestedInstructions, o.OutputLimit); err != nil {
+		return nil, fmt.Errorf("new tools env: %w", err)
+	}
+	if e.instructions, err = parseInstructions(); err != nil {
 		return nil, fmt.Errorf("new tools env: %w", err)
 	}
 	root, err := os.OpenRoot(o.Root)
 	if err != nil {
 		return nil, fmt.Errorf("new tools env: open working copy: %w", err)
 	}
-	e.editor = newEditor(root)
+	e.editor = newEditor(root, o.OutputLimit)
 	return e, nil
 }
 
@@ -137,7 +174,13 @@ func (e *Env) Tools() []agent.ToolSpec {
 	if e.opts.TextMode {
 		return nil
 	}
-	return toolSpecs()
+	return toolSpecs(e.opts.CommandTimeout, e.opts.OutputLimit)
+}
+
+// CommandLimits tells the agent's prompts each command's time limit and the
+// cap on a tool result, as the tool descriptions state them.
+func (e *Env) CommandLimits() agent.CommandLimits {
+	return agent.CommandLimits{Timeout: e.opts.CommandTimeout, OutputCap: e.opts.OutputLimit}
 }
 
 // Execute runs one action. Bad arguments and failed commands are
@@ -150,15 +193,27 @@ func (e *Env) Execute(ctx context.Context, call agent.ToolCall) (agent.Observati
 		return agent.Observation{Output: bad.Msg}, nil
 	}
 	var obs agent.Observation
+	var paths []string // what the call names, for the nested instructions
 	switch a := args.(type) {
 	case bashArgs:
 		obs, err = e.bash(ctx, *a.Command)
+		paths = commandWords(*a.Command)
 	case editorArgs:
 		obs = agent.Observation{Output: e.editor.run(a)}
+		paths = []string{*a.Path}
 	case submitArgs:
 		obs, err = e.submit(ctx, a)
 	}
-	obs.Output = workspace.Clip(obs.Output, e.opts.OutputLimit)
+	var notes string
+	if err == nil {
+		if notes, err = e.instructionsFor(paths); err != nil {
+			return agent.Observation{}, err
+		}
+	}
+	obs.Output = workspace.Clip(obs.Output, max(e.opts.OutputLimit-len(notes), e.opts.OutputLimit/2))
+	if notes != "" {
+		obs.Output = strings.TrimRight(obs.Output, "\n") + notes
+	}
 	e.opts.Logger.Debug("tool call", logattr.Action, call.Name, logattr.Outcome, outcome(obs, err), logattr.Err, err)
 	return obs, err
 }

@@ -90,7 +90,7 @@ func TestBashExit(t *testing.T) {
 func TestToolOutputCap(t *testing.T) {
 	e := newTestEnv(t, func(o *Options) { o.OutputLimit = 100 })
 	got := e.bash(t, "seq 1 1000")
-	if len(got) > 200 || !strings.HasPrefix(got, "1\n2\n") || !strings.HasSuffix(got, "999\n1000\n") || !strings.Contains(got, " bytes elided ...]") {
+	if len(got) > 200 || !strings.HasPrefix(got, "1\n2\n") || !strings.HasSuffix(got, "999\n1000\n[exit code 0]") || !strings.Contains(got, " bytes elided ...]") {
 		t.Errorf("capped output:\n%s", got)
 	}
 }

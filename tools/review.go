@@ -8,6 +8,7 @@ import (
 	"text/template"
 
 	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/proof"
 )
 
 //go:embed prompts/*.tmpl
@@ -26,9 +27,15 @@ type ReviewData struct {
 	Files, New, Deleted, Tests, Workflows []string
 	// NestedRepos are directories left out of the change (own .git).
 	NestedRepos []string
+	// Symlinks are the refused symbolic links of the change, each as
+	// "path -> target (why)".
+	Symlinks []string
 	// Test is the result of the repository's test command; nil when none
 	// is configured.
 	Test *TestResult
+	// Verdict is the harness's evidence (baseline, regression proof,
+	// integrity flags) when a Verifier ran the tests; nil otherwise.
+	Verdict *Verdict
 	// Summary is the latest summary given to submit; empty when none was.
 	Summary string
 	// Stage is this review message's number (1-based) of Stages.
@@ -57,7 +64,7 @@ func templateFuncs() template.FuncMap {
 // are given), the workflow refusal and the empty-change answer, and renders
 // each with sample data so that a template naming a missing field fails
 // here and not in the middle of a run.
-func parseTemplates(stages []string) (review []*template.Template, workflows, empty *template.Template, err error) {
+func parseTemplates(stages []string) (review []*template.Template, workflows, empty, symlinks *template.Template, err error) {
 	embedded := func(name string) string {
 		b, _ := promptFiles.ReadFile("prompts/" + name + ".tmpl") // embedded: always there
 		return string(b)
@@ -73,8 +80,11 @@ func parseTemplates(stages []string) (review []*template.Template, workflows, em
 			return nil
 		}
 		sample := ReviewData{Diff: "d", Base: "b", Files: []string{"f"}, New: []string{"n"}, Deleted: []string{"x"},
-			Tests: []string{"t"}, Workflows: []string{"w"}, NestedRepos: []string{"r"},
-			Test: &TestResult{Command: "c", Output: "o"}, Summary: "s", Stage: 1, Stages: len(stages)}
+			Tests: []string{"t"}, Workflows: []string{"w"}, NestedRepos: []string{"r"}, Symlinks: []string{"l"},
+			Test: &TestResult{Command: "c", Output: "o"}, Summary: "s", Stage: 1, Stages: len(stages),
+			Verdict: &Verdict{Baseline: &TestResult{Command: "c"}, Comparison: &proof.Comparison{Reason: "r", Preexisting: []proof.Failure{{ID: "p"}}, New: []proof.Failure{{ID: "n"}}},
+				Proof: &proof.Proof{Proven: []proof.Regression{{Path: "p", Name: "n"}}, Unproven: []proof.Unproven{{Path: "p", Name: "n", Reason: "r"}}},
+				Flags: []proof.Flag{{Path: "f", Reason: "r"}}}}
 		if err := t.Execute(new(strings.Builder), sample); err != nil {
 			errs = append(errs, fmt.Errorf("render %s: %w", name, err))
 		}
@@ -85,7 +95,8 @@ func parseTemplates(stages []string) (review []*template.Template, workflows, em
 	}
 	workflows = parse("workflows", embedded("workflows"))
 	empty = parse("empty", embedded("empty"))
-	return review, workflows, empty, errors.Join(errs...)
+	symlinks = parse("symlinks", embedded("symlinks"))
+	return review, workflows, empty, symlinks, errors.Join(errs...)
 }
 
 func render(t *template.Template, d ReviewData) (string, error) {

@@ -2,6 +2,9 @@ package tools
 
 import (
 	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/agentfix/agentfix/agent"
 )
@@ -16,11 +19,16 @@ const (
 // toolNames lists the tools in the order Tools returns them.
 var toolNames = []string{BashTool, EditorTool, SubmitTool}
 
-const bashDescription = `Run a bash command in /workspace, the repository root, and get its output (stdout and stderr together) and exit code.
+// bashDescription is the bash tool's description, with each command's time
+// limit and the cap on its output.
+func bashDescription(timeout time.Duration, outputLimit int) string {
+	return `Run a bash command in /workspace, the repository root, and get its output (stdout and stderr together) and exit code.
 * Each call runs in a fresh shell that starts in /workspace: cd and export do not persist, so chain commands that belong together, e.g. ` + "`cd sub && go test ./...`" + `.
 * There is no network and no terminal. Interactive programs (editors, pagers, top, REPLs, git commands that open an editor) are refused; use non-interactive commands and flags.
-* Each command has a time limit, and processes it starts in the background end with it.
-* Long output is cut to its beginning and end; narrow what you print with grep, head, tail or sed -n.`
+* Each command may run for ` + agent.HumanDuration(timeout) + `; then it is killed with every process it started. Processes it starts in the background end with it.
+* The output ends with a line ` + "`[exit code N]`" + `. A pipeline's exit code is its last command's: start with ` + "`set -o pipefail`" + ` (e.g. ` + "`set -o pipefail; go test ./... 2>&1 | tail -50`" + `) to see an earlier failure.
+* Output longer than ` + strconv.Itoa(outputLimit) + ` bytes is cut to its beginning and end; narrow what you print with grep, head, tail or sed -n.`
+}
 
 const bashSchema = `{
   "type": "object",
@@ -41,7 +49,8 @@ const editorDescription = `View, create and edit files in the repository.
 * str_replace: replaces old_str with new_str (empty new_str deletes old_str). old_str must match exactly one place in the file, character for character, including indentation (tabs stay tabs) and whitespace; include enough lines around the change to make it unique.
 * insert: inserts new_str after line insert_line (0 inserts at the top of the file).
 * undo_edit: reverts the last edit this tool made to the file; call it again to go back further.
-* After each edit the changed region is shown with line numbers: check it.`
+* After each edit the changed region is shown with line numbers: check it.
+* A view or result longer than %d bytes is cut in the middle; view parts of a long file with view_range.`
 
 const editorSchema = `{
   "type": "object",
@@ -96,11 +105,12 @@ const submitSchema = `{
   "additionalProperties": false
 }`
 
-// toolSpecs returns the specs of the three tools.
-func toolSpecs() []agent.ToolSpec {
+// toolSpecs returns the specs of the three tools, whose descriptions state
+// the command timeout and the output limit.
+func toolSpecs(timeout time.Duration, outputLimit int) []agent.ToolSpec {
 	return []agent.ToolSpec{
-		{Name: BashTool, Description: bashDescription, Parameters: json.RawMessage(bashSchema)},
-		{Name: EditorTool, Description: editorDescription, Parameters: json.RawMessage(editorSchema)},
+		{Name: BashTool, Description: bashDescription(timeout, outputLimit), Parameters: json.RawMessage(bashSchema)},
+		{Name: EditorTool, Description: fmt.Sprintf(editorDescription, outputLimit), Parameters: json.RawMessage(editorSchema)},
 		{Name: SubmitTool, Description: submitDescription, Parameters: json.RawMessage(submitSchema)},
 	}
 }

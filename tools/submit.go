@@ -41,15 +41,29 @@ func (e *Env) submit(ctx context.Context, a submitArgs) (agent.Observation, erro
 		Workflows: changes.Workflows, NestedRepos: changes.NestedRepos,
 		Summary: e.summary, Stage: e.stage + 1, Stages: len(e.stages), TextMode: e.opts.TextMode,
 	}
+	d.Symlinks = RefusedSymlinks(changes.Symlinks)
 	switch {
 	case changes.Empty() || diff == "":
 		return e.answer(e.empty, d)
+	case len(d.Symlinks) > 0:
+		return e.answer(e.symlinks, d)
 	case len(changes.Workflows) > 0 && !e.opts.AllowWorkflowChanges:
 		return e.answer(e.workflows, d)
 	case e.stage >= len(e.stages):
 		return agent.Observation{Output: submitted, Submitted: true, Summary: e.summary}, nil
 	}
-	if e.opts.TestCommand != "" {
+	switch {
+	case e.opts.Verifier != nil:
+		v, err := e.opts.Verifier.Verify(ctx, diff)
+		if err != nil {
+			return agent.Observation{}, envErr("verify", err)
+		}
+		if v.Test != nil {
+			v.Test.Output = workspace.Clip(v.Test.Output, e.opts.TestOutputLimit)
+		}
+		d.Test, d.Verdict = v.Test, &v
+		e.lastTest, e.lastVerdict, e.testedDiff = v.Test, &v, diff
+	case e.opts.TestCommand != "":
 		if d.Test, err = e.runTests(ctx); err != nil {
 			return agent.Observation{}, err
 		}
@@ -83,4 +97,21 @@ func (e *Env) runTests(ctx context.Context) (*TestResult, error) {
 		TimedOut: res.TimedOut,
 		Output:   workspace.Clip(res.Output, e.opts.TestOutputLimit),
 	}, nil
+}
+
+// RefusedSymlinks lists, as "path -> target (why)", the symbolic links of
+// a change that are never pushed: any at or under .github/ (a link can
+// make a workflow of a file elsewhere) and any whose target leaves the
+// repository.
+func RefusedSymlinks(links []workspace.Symlink) []string {
+	var out []string
+	for _, l := range links {
+		switch {
+		case l.UnderGitHub:
+			out = append(out, fmt.Sprintf("%s -> %s (a symbolic link under .github/)", l.Path, l.Target))
+		case l.Escapes:
+			out = append(out, fmt.Sprintf("%s -> %s (its target is outside the repository)", l.Path, l.Target))
+		}
+	}
+	return out
 }

@@ -186,3 +186,23 @@ func TestSubmitDiffTooLarge(t *testing.T) {
 		t.Errorf("submit after removing the big file = %+v, want the review", obs)
 	}
 }
+
+// TestSubmitRefusesSymlinks: a symbolic link under .github/ (even where
+// workflow changes are allowed) or one whose target leaves the repository
+// is never submitted; the answer names each.
+func TestSubmitRefusesSymlinks(t *testing.T) {
+	e := newTestEnv(t, func(o *Options) { o.AllowWorkflowChanges = true })
+	fixAdd(t, e)
+	e.bash(t, "ln -s /etc/passwd passwd && ln -s ../../README.md .github/workflows/readme.yml")
+	for i := 0; i < 2; i++ {
+		obs := e.exec(t, submitCall("Fixed Add."))
+		if obs.Submitted {
+			t.Fatalf("a change with refused symlinks was submitted")
+		}
+		golden(t, "symlinks_refused", obs.Output)
+	}
+	e.bash(t, "rm passwd .github/workflows/readme.yml")
+	if obs := e.exec(t, submitCall("")); obs.Submitted || !strings.Contains(obs.Output, "Facts the harness checked") {
+		t.Errorf("submit without the links = %+v, want the review", obs)
+	}
+}

@@ -2,11 +2,14 @@ package webhook
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,7 +25,72 @@ import (
 // It reports deliveries/s and the p50/p99 latency seen by the sender.
 // DESIGN.md §11's budget: ≥ 2,000 deliveries/s and p99 < 25 ms on 2 cores.
 func BenchmarkIntake(b *testing.B) {
+	benchIntake(b, newHarness(b))
+}
+
+// BenchmarkIntakeSlowFlood is BenchmarkIntake while slow clients hold
+// connections open: AGENTFIX_BENCH_SLOW of them (default 32) from four
+// loopback addresses, half declaring 25 MiB and half chunked, each with a
+// signature of the right form that matches nothing, trickling its body a
+// byte every 100 ms and coming back as soon as it is cut off (the edge's
+// default deadline: 5 s plus 2 s per MiB). The flood is under way (every
+// slow client's body is being read) before the clock starts. It reports
+// the slow connections cut off with 408 during the run, and fails if any
+// real delivery is not answered 202.
+func BenchmarkIntakeSlowFlood(b *testing.B) {
+	slow := 32
+	if v := os.Getenv("AGENTFIX_BENCH_SLOW"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("AGENTFIX_BENCH_SLOW=%q: want a positive number", v)
+		}
+		slow = n
+	}
 	h := newHarness(b)
+	ctx, stop := context.WithCancel(b.Context())
+	var (
+		wg   sync.WaitGroup
+		cuts atomic.Int64
+		errs = make(chan error, slow)
+	)
+	ready := make([]chan struct{}, slow)
+	for i := range slow {
+		ready[i] = make(chan struct{})
+		declared := MaxBodyBytes
+		if i%2 == 1 {
+			declared = -1
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			from := fmt.Sprintf("127.0.0.%d", 11+i%4)
+			errs <- h.slowClient(ctx, from, fmt.Sprintf("bench-slow-%d", i), declared, 100*time.Millisecond, ready[i], nil, &cuts)
+		}()
+	}
+	defer func() {
+		stop()
+		wg.Wait()
+	}()
+	for i := range slow {
+		select {
+		case <-ready[i]:
+		case err := <-errs:
+			b.Fatalf("slow client: %v", err)
+		}
+	}
+	before := cuts.Load()
+	benchIntake(b, h)
+	b.ReportMetric(float64(cuts.Load()-before), "slow-cut-offs")
+	select {
+	case err := <-errs:
+		b.Fatalf("slow client: %v", err)
+	default:
+	}
+}
+
+// benchIntake sends b.N signed deliveries to h from 4 senders and reports
+// deliveries/s and the p50/p99 latency.
+func benchIntake(b *testing.B, h *harness) {
 	tmpl := payload(b, "issue_comment.created.json", body("/agent-fix please"), set("issue.number", 1000000000))
 	marker := []byte(`"number":1000000000`)
 	if bytes.Count(tmpl, marker) != 1 {

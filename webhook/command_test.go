@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseCommand(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		body   string
@@ -62,6 +63,7 @@ func TestParseCommand(t *testing.T) {
 }
 
 func TestParseCommandOtherName(t *testing.T) {
+	t.Parallel()
 	if _, ok := parseCommand("/bot fix", "/bot"); !ok {
 		t.Errorf("parseCommand with the configured name /bot: no command, want one")
 	}

@@ -21,6 +21,7 @@ const testInstallation = 2311213
 // TestDecide runs the routing of every handler on real payloads, without
 // HTTP or Redis.
 func TestDecide(t *testing.T) {
+	t.Parallel()
 	const d = "d-1"
 	issueComment := jobs.Trigger{Kind: jobs.TriggerIssueComment, CommentID: 492700400, URL: "https://github.com/Codertocat/Hello-World/issues/1#issuecomment-492700400"}
 	prTrigger := jobs.Trigger{Kind: jobs.TriggerReviewComment, CommentID: 284312630, ReviewID: 237895671, URL: "https://github.com/Codertocat/Hello-World/pull/2#discussion_r284312630"}

@@ -35,6 +35,9 @@ func (h *Installation) decide(d delivery, body []byte) (decision, error) {
 	default:
 		return ignored("installation action %s needs nothing", ev.Action), nil
 	}
+	if err := checkInstallation(id); err != nil {
+		return decision{}, err
+	}
 	return decision{cancel: &jobs.Cancel{DeliveryID: d.id, Installation: id, Reason: reason}}, nil
 }
 

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/agentfix/agentfix/jobs"
@@ -31,9 +32,15 @@ func (h *InstallationRepositories) decide(d delivery, body []byte) (decision, er
 	if ev.Action != "removed" {
 		return ignored("installation_repositories action %s needs nothing", ev.Action), nil
 	}
+	if err := checkInstallation(id); err != nil {
+		return decision{}, err
+	}
 	var repos []jobs.Repo
 	for _, r := range ev.RepositoriesRemoved {
 		repo := toRepo(r)
+		if err := checkRepo(repo); err != nil {
+			return decision{}, fmt.Errorf("repositories_removed: %w", err)
+		}
 		if repo.Owner == "" {
 			repo.Owner, _, _ = strings.Cut(repo.FullName, "/")
 		}

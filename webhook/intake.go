@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"os"
 	"regexp"
 	"time"
 
@@ -34,10 +34,12 @@ type response struct {
 // serveWebhook checks, in order, the body size (413), the signature (401),
 // the headers and JSON (400), then routes, claims and enqueues (503 when the
 // queue is unavailable) and answers 202. The declared size and the
-// signature header's form are checked before the body is read, and the
-// bodies being read at once are bounded (503 beyond that, which GitHub's
-// redelivery, or the sweeper, repeats), so unsigned or concurrent large
-// requests cannot exhaust the edge's memory.
+// signature header's form are checked before the body is read; the body's
+// memory is booked as its bytes arrive, against the budget of all bodies in
+// flight and the share of the client (503 beyond either, which GitHub's
+// redelivery, or the sweeper, repeats); and it must arrive by its deadline
+// (408). So unsigned, large or slow requests cannot exhaust the edge's
+// memory or hold back the deliveries of others.
 func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	event := github.WebHookType(r)
 	label := event
@@ -46,48 +48,9 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	log := s.log.With(logattr.Event, label, logattr.DeliveryID, truncate(github.DeliveryID(r), 128))
 
-	tooLarge := func() {
-		s.fail(w, log, label, http.StatusRequestEntityTooLarge, outcomeTooLarge, fmt.Sprintf("body exceeds %d bytes", MaxBodyBytes))
-	}
-	if r.ContentLength > MaxBodyBytes {
-		tooLarge()
-		return
-	}
-	sum, err := parseSignature(r.Header.Get(signatureHeader))
-	if err != nil {
-		s.fail(w, log, label, http.StatusUnauthorized, outcomeUnauthorized, err.Error())
-		return
-	}
-	release, ok := s.inflight.reserve(r.ContentLength)
-	if !ok {
-		w.Header().Set("Retry-After", "1")
-		s.fail(w, log, label, http.StatusServiceUnavailable, outcomeOverloaded, "too many deliveries in flight, try again")
-		log.Warn("delivery refused: the bodies in flight fill the edge's memory budget", logattr.Outcome, outcomeOverloaded)
-		return
-	}
-	defer release()
-	body, err := readBody(w, r)
-	var overLimit *http.MaxBytesError
-	switch {
-	case errors.As(err, &overLimit):
-		tooLarge()
-		return
-	case err != nil:
-		s.fail(w, log, label, http.StatusBadRequest, outcomeBadRequest, "read body: "+err.Error())
-		return
-	}
-	if err := verifySignature(s.secret, body, sum); err != nil {
-		s.fail(w, log, label, http.StatusUnauthorized, outcomeUnauthorized, err.Error())
-		return
-	}
-	d, err := checkHeaders(r)
-	if err != nil {
-		s.fail(w, log, label, http.StatusBadRequest, outcomeBadRequest, err.Error())
-		return
-	}
-	dec, err := s.decide(d, body)
-	if err != nil {
-		s.fail(w, log, label, http.StatusBadRequest, outcomeBadRequest, err.Error())
+	d, dec, rf := s.receive(w, r, log)
+	if rf != nil {
+		s.refuse(w, log, label, *rf)
 		return
 	}
 	log = log.With(dec.logAttrs()...)
@@ -104,14 +67,95 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	s.accept(w, log, label, resp)
 }
 
-// readBody reads the body up to MaxBodyBytes.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength) + 1)
+// refusal is an answer other than 202 that receive decided.
+type refusal struct {
+	code    int
+	outcome string
+	msg     string
+	// hangUp closes the connection after the answer: the body was not
+	// read to its end.
+	hangUp bool
+}
+
+// receive reads, verifies and decodes one delivery. Everything the body
+// booked is given back before it returns, so an answer is written only
+// once the request holds no memory of the budget.
+func (s *Server) receive(w http.ResponseWriter, r *http.Request, log *slog.Logger) (delivery, decision, *refusal) {
+	tooLarge := &refusal{code: http.StatusRequestEntityTooLarge, outcome: outcomeTooLarge, msg: fmt.Sprintf("body exceeds %d bytes", MaxBodyBytes)}
+	if r.ContentLength > MaxBodyBytes {
+		return delivery{}, decision{}, tooLarge
 	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	return buf.Bytes(), err
+	sum, err := parseSignature(r.Header.Get(signatureHeader))
+	if err != nil {
+		return delivery{}, decision{}, &refusal{code: http.StatusUnauthorized, outcome: outcomeUnauthorized, msg: err.Error()}
+	}
+	h := s.inflight.hold(clientOf(r.RemoteAddr))
+	defer h.release()
+	setDeadline := s.readDeadline(w, log)
+	body, err := readBody(r.Body, r.ContentLength, h, s.bodyClock(), setDeadline)
+	var timeout interface{ Timeout() bool }
+	switch {
+	case err == nil:
+		// The rest of the request is the server's again.
+		_ = setDeadline(time.Time{})
+	case errors.Is(err, errTooLarge):
+		tooLarge.hangUp = true
+		return delivery{}, decision{}, tooLarge
+	case errors.Is(err, errBudgetFull), errors.Is(err, errClientShare):
+		return delivery{}, decision{}, &refusal{code: http.StatusServiceUnavailable, outcome: outcomeOverloaded, msg: err.Error(), hangUp: true}
+	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &timeout) && timeout.Timeout():
+		msg := fmt.Sprintf("body not received in time (%s, plus %s per MiB received)", s.bodyTimeout, s.bodyTimeoutPerMiB)
+		return delivery{}, decision{}, &refusal{code: http.StatusRequestTimeout, outcome: outcomeBodyTimeout, msg: msg, hangUp: true}
+	default:
+		return delivery{}, decision{}, &refusal{code: http.StatusBadRequest, outcome: outcomeBadRequest, msg: "read body: " + err.Error(), hangUp: true}
+	}
+	if err := verifySignature(s.secret, body, sum); err != nil {
+		return delivery{}, decision{}, &refusal{code: http.StatusUnauthorized, outcome: outcomeUnauthorized, msg: err.Error()}
+	}
+	d, err := checkHeaders(r)
+	if err != nil {
+		return delivery{}, decision{}, &refusal{code: http.StatusBadRequest, outcome: outcomeBadRequest, msg: err.Error()}
+	}
+	dec, err := s.decide(d, body)
+	if err != nil {
+		return delivery{}, decision{}, &refusal{code: http.StatusBadRequest, outcome: outcomeBadRequest, msg: err.Error()}
+	}
+	return d, dec, nil
+}
+
+// bodyClock starts the deadline of a body now.
+func (s *Server) bodyClock() bodyClock {
+	return bodyClock{start: time.Now(), floor: s.bodyTimeout, perMiB: s.bodyTimeoutPerMiB}
+}
+
+// readDeadline returns the function that sets the read deadline of w's
+// connection. Where w cannot (a ResponseWriter wrapped without Unwrap),
+// bodies are read without their deadline, which is logged once.
+func (s *Server) readDeadline(w http.ResponseWriter, log *slog.Logger) func(time.Time) error {
+	rc := http.NewResponseController(w)
+	return func(t time.Time) error {
+		err := rc.SetReadDeadline(t)
+		if errors.Is(err, http.ErrNotSupported) {
+			s.noDeadline.Do(func() {
+				log.Error("the connection's read deadline cannot be set (the ResponseWriter is wrapped without Unwrap): bodies are read without their deadline")
+			})
+			return nil
+		}
+		return err
+	}
+}
+
+func (s *Server) refuse(w http.ResponseWriter, log *slog.Logger, label string, rf refusal) {
+	if rf.hangUp {
+		w.Header().Set("Connection", "close")
+	}
+	if rf.outcome == outcomeOverloaded {
+		w.Header().Set("Retry-After", "1")
+	}
+	s.fail(w, log, label, rf.code, rf.outcome, rf.msg)
+	if rf.outcome == outcomeOverloaded {
+		log.Warn("delivery refused: the bodies in flight fill the edge's memory budget or the client's share of it", logattr.Outcome, outcomeOverloaded, logattr.Reason, rf.msg)
+	}
 }
 
 // checkHeaders reads the delivery headers.

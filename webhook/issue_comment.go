@@ -45,7 +45,7 @@ func (h *IssueComment) decide(d delivery, body []byte) (decision, error) {
 			CommentID: ev.Comment.ID,
 			URL:       ev.Comment.HTMLURL,
 		},
-	}), nil
+	})
 }
 
 var _ eventHandler = (*IssueComment)(nil)

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/agentfix/agentfix/jobs"
@@ -35,9 +36,6 @@ func (h *Issues) decide(d delivery, body []byte) (decision, error) {
 	if installation == 0 {
 		return ignored("no installation in the payload (not a GitHub App delivery)"), nil
 	}
-	if repo.FullName == "" || number == 0 {
-		return ignored("no repository or issue number in the payload"), nil
-	}
 	switch ev.Action {
 	case "labeled":
 		label := ev.Label.Name
@@ -49,12 +47,19 @@ func (h *Issues) decide(d delivery, body []byte) (decision, error) {
 		case ev.Issue.State == "closed":
 			return ignored("issue is closed"), nil
 		}
+		requester := toUser(ev.Sender)
+		if err := errors.Join(checkInstallation(installation), checkTarget(repo, number), checkSender(requester)); err != nil {
+			return decision{}, err
+		}
 		return decision{fix: &jobs.FixIssue{
 			DeliveryID: d.id, Installation: installation, Repo: repo, Number: number,
 			Trigger:   jobs.Trigger{Kind: jobs.TriggerLabel, URL: ev.Issue.HTMLURL},
-			Requester: toUser(ev.Sender),
+			Requester: requester,
 		}}, nil
 	case "closed":
+		if err := errors.Join(checkInstallation(installation), checkTarget(repo, number)); err != nil {
+			return decision{}, err
+		}
 		return decision{cancel: &jobs.Cancel{
 			DeliveryID: d.id, Installation: installation, Reason: jobs.CancelIssueClosed,
 			Repos: []jobs.Repo{repo}, Number: number,

@@ -16,6 +16,7 @@ const (
 	outcomeTooLarge     = "too_large"
 	outcomeUnavailable  = "unavailable"
 	outcomeOverloaded   = "overloaded"
+	outcomeBodyTimeout  = "body_timeout"
 )
 
 // eventOther is the event label of deliveries of events without a handler
@@ -26,6 +27,7 @@ const eventOther = "other"
 type metrics struct {
 	deliveries *prometheus.CounterVec
 	enqueue    prometheus.Histogram
+	inflight   prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -39,8 +41,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:    "Time to claim a delivery and enqueue its tasks.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}),
+		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "agentfix_webhook_body_bytes_in_flight",
+			Help: "Memory booked by the delivery bodies being read and handled (their buffers).",
+		}),
 	}
-	for _, c := range []prometheus.Collector{m.deliveries, m.enqueue} {
+	for _, c := range []prometheus.Collector{m.deliveries, m.enqueue, m.inflight} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}

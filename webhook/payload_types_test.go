@@ -19,6 +19,7 @@ type fields map[string]any
 // and checks that every field routing reads comes out the same, so a wrong
 // JSON name in the small types cannot go unnoticed.
 func TestPayloadTypesMatchGoGitHub(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no payloads in testdata: %v", err)
@@ -178,6 +179,7 @@ func smallFields(t *testing.T, event string, body []byte) fields {
 // TestPayloadTypeErrors checks that a value of the wrong type in a field
 // routing reads is refused, as go-github refuses it.
 func TestPayloadTypeErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, event, file string
 		edit              edit

@@ -46,7 +46,7 @@ func (h *PullRequestReview) decide(d delivery, body []byte) (decision, error) {
 			ReviewID: ev.Review.ID,
 			URL:      ev.Review.HTMLURL,
 		},
-	}), nil
+	})
 }
 
 var _ eventHandler = (*PullRequestReview)(nil)

@@ -41,7 +41,7 @@ func (h *PullRequestReviewComment) decide(d delivery, body []byte) (decision, er
 			ReviewID:  ev.Comment.PullRequestReviewID,
 			URL:       ev.Comment.HTMLURL,
 		},
-	}), nil
+	})
 }
 
 var _ eventHandler = (*PullRequestReviewComment)(nil)

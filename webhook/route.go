@@ -1,6 +1,8 @@
 package webhook
 
 import (
+	"errors"
+
 	"github.com/agentfix/agentfix/jobs"
 )
 
@@ -25,21 +27,23 @@ type commentRequest struct {
 // a fix; on a PR opened by a bot a revise round (the worker checks the bot
 // is this App); on a PR opened by a person only a notice saying the bot
 // revises its own PRs; stop and help only a notice, for the interactive
-// worker to act on.
-func (r rules) routeComment(c commentRequest) decision {
+// worker to act on. A comment that asks for any of these fails when a
+// field the task uses is one GitHub never sends (validate.go).
+func (r rules) routeComment(c commentRequest) (decision, error) {
 	switch {
 	case c.action != c.trigger:
-		return ignored("action %s is not a trigger (only %s)", c.action, c.trigger)
+		return ignored("action %s is not a trigger (only %s)", c.action, c.trigger), nil
 	case c.senderIsBot:
-		return ignored("sender %s is a bot", c.sender.Login)
+		return ignored("sender %s is a bot", c.sender.Login), nil
 	case c.installation == 0:
-		return ignored("no installation in the payload (not a GitHub App delivery)")
-	case c.repo.FullName == "" || c.number == 0:
-		return ignored("no repository or number in the payload")
+		return ignored("no installation in the payload (not a GitHub App delivery)"), nil
 	}
 	cmd, ok := parseCommand(c.body, r.command)
 	if !ok {
-		return ignored("no %s command", r.command)
+		return ignored("no %s command", r.command), nil
+	}
+	if err := errors.Join(checkInstallation(c.installation), checkTarget(c.repo, c.number), checkSender(c.sender)); err != nil {
+		return decision{}, err
 	}
 	notice := &jobs.Notice{
 		DeliveryID: c.deliveryID, Installation: c.installation, Repo: c.repo, Number: c.number,
@@ -52,22 +56,22 @@ func (r rules) routeComment(c commentRequest) decision {
 	switch {
 	case cmd.Verb == jobs.VerbStop:
 		notice.Outcome = jobs.OutcomeStop
-		return decision{notice: notice}
+		return decision{notice: notice}, nil
 	case cmd.Verb == jobs.VerbHelp:
 		notice.Outcome = jobs.OutcomeHelp
-		return decision{notice: notice}
+		return decision{notice: notice}, nil
 	case !c.isPR:
 		return decision{fix: &jobs.FixIssue{
 			DeliveryID: c.deliveryID, Installation: c.installation, Repo: c.repo, Number: c.number,
 			Trigger: c.source, Requester: c.sender, Instructions: cmd.Instructions,
-		}}
+		}}, nil
 	case c.prAuthor.Type == "Bot":
 		return decision{revise: &jobs.RevisePR{
 			DeliveryID: c.deliveryID, Installation: c.installation, Repo: c.repo, Number: c.number,
 			Trigger: c.source, Requester: c.sender, Instructions: cmd.Instructions, Author: c.prAuthor,
-		}}
+		}}, nil
 	default:
 		notice.Outcome = jobs.OutcomeNotBotsPR
-		return decision{notice: notice}
+		return decision{notice: notice}, nil
 	}
 }

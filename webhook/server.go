@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/jobs"
@@ -43,9 +45,22 @@ type Options struct {
 	Registry *prometheus.Registry
 	// Logger receives one record per delivery.
 	Logger *slog.Logger
-	// MaxInflightBytes bounds the bodies read at once; 0 means
-	// DefaultMaxInflightBytes.
+	// MaxInflightBytes bounds the memory of the bodies being read and
+	// handled at once (each body's buffer, booked as its bytes arrive); 0
+	// means DefaultMaxInflightBytes.
 	MaxInflightBytes int64
+	// MaxClientInflightBytes bounds what the requests of one client (one
+	// remote address as the server sees it, an IPv6 /64) hold of that
+	// budget together; 0 means a quarter of MaxInflightBytes. Behind a
+	// proxy every request has the proxy's address and the share bounds
+	// them all together: the proxy should then hold slow clients off itself
+	// (buffering request bodies, as nginx does by default).
+	MaxClientInflightBytes int64
+	// BodyTimeout is how long a body may take to start arriving, and
+	// BodyTimeoutPerMiB how much longer each MiB received gives it; a body
+	// late on that pace is answered 408. 0 means DefaultBodyTimeout and
+	// DefaultBodyTimeoutPerMiB.
+	BodyTimeout, BodyTimeoutPerMiB time.Duration
 }
 
 // Server is the HTTP edge: POST /webhook, GET /healthz, /readyz and /metrics.
@@ -59,6 +74,10 @@ type Server struct {
 	registry *prometheus.Registry
 	metrics  *metrics
 	log      *slog.Logger
+
+	// bodyTimeout and bodyTimeoutPerMiB make each body's deadline.
+	bodyTimeout, bodyTimeoutPerMiB time.Duration
+	noDeadline                     sync.Once // logs that deadlines cannot be set
 }
 
 // New returns the edge. It refuses an empty webhook secret: go-github's
@@ -72,22 +91,28 @@ func New(o Options) (*Server, error) {
 		return nil, errors.New("webhook: AGENTFIX_WEBHOOK_SECRET is empty; /webhook is never served without it")
 	case o.Config.AppID == 0:
 		return nil, errors.New("webhook: AGENTFIX_APP_ID is not set")
+	case o.MaxInflightBytes < 0 || o.MaxClientInflightBytes < 0 || o.BodyTimeout < 0 || o.BodyTimeoutPerMiB < 0:
+		return nil, errors.New("webhook: MaxInflightBytes, MaxClientInflightBytes, BodyTimeout and BodyTimeoutPerMiB must not be negative")
 	}
 	m, err := newMetrics(o.Registry)
 	if err != nil {
 		return nil, fmt.Errorf("webhook: %w", err)
 	}
 	r := rules{appID: o.Config.AppID, triggerLabel: o.Config.TriggerLabel, command: o.Config.Command}
+	limit := cmp.Or(o.MaxInflightBytes, DefaultMaxInflightBytes)
+	share := cmp.Or(o.MaxClientInflightBytes, limit/defaultClientShares)
 	return &Server{
-		secret:   []byte(o.Config.WebhookSecret),
-		handlers: handlers(r),
-		claims:   claims{rdb: o.Redis, appID: o.Config.AppID},
-		inflight: &inflight{limit: cmp.Or(o.MaxInflightBytes, DefaultMaxInflightBytes)},
-		queue:    o.Queue,
-		rdb:      o.Redis,
-		registry: o.Registry,
-		metrics:  m,
-		log:      o.Logger,
+		secret:            []byte(o.Config.WebhookSecret),
+		handlers:          handlers(r),
+		claims:            claims{rdb: o.Redis, appID: o.Config.AppID},
+		inflight:          newInflight(limit, share, func(used int64) { m.inflight.Set(float64(used)) }),
+		bodyTimeout:       cmp.Or(o.BodyTimeout, DefaultBodyTimeout),
+		bodyTimeoutPerMiB: cmp.Or(o.BodyTimeoutPerMiB, DefaultBodyTimeoutPerMiB),
+		queue:             o.Queue,
+		rdb:               o.Redis,
+		registry:          o.Registry,
+		metrics:           m,
+		log:               o.Logger,
 	}, nil
 }
 

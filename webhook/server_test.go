@@ -30,6 +30,7 @@ type harness struct {
 	redis     *redistest.Server
 	rdb       *redis.Client
 	inspector *asynq.Inspector
+	srv       *Server
 	http      *httptest.Server
 }
 
@@ -71,37 +72,53 @@ func newHarnessWith(t testing.TB, log *slog.Logger, edit ...func(*Options)) *har
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{redis: srv, rdb: rdb, inspector: asynq.NewInspectorFromRedisClient(rdb), http: httptest.NewServer(s.Handler())}
+	h := &harness{redis: srv, rdb: rdb, inspector: asynq.NewInspectorFromRedisClient(rdb), srv: s, http: httptest.NewServer(s.Handler())}
 	t.Cleanup(h.http.Close)
 	return h
 }
 
 // reply is one HTTP answer of the edge.
 type reply struct {
-	code int
-	body response
-	raw  string
+	code       int
+	body       response
+	raw        string
+	retryAfter string
 }
 
 // request sends body as a delivery with the given headers.
 func (h *harness) request(t testing.TB, body []byte, header map[string]string) reply {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, h.http.URL+"/webhook", bytes.NewReader(body))
+	return h.requestWith(t, h.http.Client(), body, header)
+}
+
+// requestWith is request through client.
+func (h *harness) requestWith(t testing.TB, client *http.Client, body []byte, header map[string]string) reply {
+	t.Helper()
+	r, err := h.send(client, body, header)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return r
+}
+
+// send is request for any goroutine: it returns its error.
+func (h *harness) send(client *http.Client, body []byte, header map[string]string) (reply, error) {
+	req, err := http.NewRequest(http.MethodPost, h.http.URL+"/webhook", bytes.NewReader(body))
+	if err != nil {
+		return reply{}, err
 	}
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := h.http.Client().Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
-		t.Fatalf("POST /webhook: %v", err)
+		return reply{}, fmt.Errorf("POST /webhook: %w", err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	r := reply{code: resp.StatusCode, raw: string(raw)}
+	r := reply{code: resp.StatusCode, raw: string(raw), retryAfter: resp.Header.Get("Retry-After")}
 	_ = json.Unmarshal(raw, &r.body)
-	return r
+	return r, nil
 }
 
 // deliver sends a correctly signed delivery.
@@ -165,6 +182,7 @@ func decodeTask[P jobs.Payload](t *testing.T, h *harness, queue, id string) P {
 }
 
 func TestLabelQueuesOneFix(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	got := h.deliver(t, "issues", "d-label", payload(t, "issues.labeled.json", set("label.name", "agent-fix")))
 	if want := (reply{code: 202, body: response{Status: "queued", Reason: "fix of Codertocat/Hello-World#1 queued"}}); got.code != want.code || got.body != want.body {
@@ -193,6 +211,7 @@ func TestLabelQueuesOneFix(t *testing.T) {
 // TestDeliveriesThatStartNothing sends deliveries that must be ignored and
 // checks Redis holds no task afterwards.
 func TestDeliveriesThatStartNothing(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	tests := []struct {
 		name   string
@@ -229,6 +248,7 @@ func TestDeliveriesThatStartNothing(t *testing.T) {
 }
 
 func TestCommandCommentQueuesOneFix(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	got := h.deliver(t, "issue_comment", "d-cmd", payload(t, "issue_comment.created.json", body("/agent-fix please add a test")))
 	if got.code != 202 || got.body.Status != "queued" {
@@ -243,6 +263,7 @@ func TestCommandCommentQueuesOneFix(t *testing.T) {
 }
 
 func TestSameDeliveryTwice(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	b := payload(t, "issue_comment.created.json", body("/agent-fix"))
 	first, second := h.deliver(t, "issue_comment", "d-twice", b), h.deliver(t, "issue_comment", "d-twice", b)
@@ -258,6 +279,7 @@ func TestSameDeliveryTwice(t *testing.T) {
 }
 
 func TestLabelAndCommandOnOneIssue(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	label := h.deliver(t, "issues", "d-a", payload(t, "issues.labeled.json", set("label.name", "agent-fix")))
 	cmd := h.deliver(t, "issue_comment", "d-b", payload(t, "issue_comment.created.json", body("/agent-fix"), set("installation.id", testInstallation)))
@@ -275,6 +297,7 @@ func TestLabelAndCommandOnOneIssue(t *testing.T) {
 }
 
 func TestReviseAndNotices(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	botPR := []edit{set("pull_request.user.type", "Bot"), set("pull_request.user.login", "agentfix[bot]")}
 	tests := []struct {
@@ -303,6 +326,7 @@ func TestReviseAndNotices(t *testing.T) {
 }
 
 func TestRefusedDeliveries(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	good := payload(t, "issues.labeled.json", set("label.name", "agent-fix"))
 	huge := bytes.Repeat([]byte(" "), 26<<20)
@@ -349,6 +373,7 @@ func TestRefusedDeliveries(t *testing.T) {
 }
 
 func TestRedisDown(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	b := payload(t, "issue_comment.created.json", body("/agent-fix"))
 	if code, _ := h.get(t, "/readyz"); code != 200 {
@@ -378,6 +403,7 @@ func TestRedisDown(t *testing.T) {
 // is 503, the claim is released, and GitHub's redelivery completes the
 // delivery with exactly one agent task and one notice.
 func TestHalfFailedEnqueue(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := context.Background()
 	b := payload(t, "issue_comment.created.json", body("/agent-fix"))
@@ -413,6 +439,7 @@ func TestHalfFailedEnqueue(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	good := payload(t, "issues.labeled.json", set("label.name", "agent-fix"))
 	h.deliver(t, "issues", "m1", good)
@@ -437,6 +464,7 @@ func TestMetrics(t *testing.T) {
 }
 
 func TestNewRefusesEmptySecret(t *testing.T) {
+	t.Parallel()
 	cfg := config.Defaults()
 	cfg.AppID = 42
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
@@ -448,6 +476,7 @@ func TestNewRefusesEmptySecret(t *testing.T) {
 }
 
 func TestDeliveryLog(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer // written by the handler before the reply is read
 	h := newHarnessLog(t, slog.New(slog.NewTextHandler(&buf, nil)))
 	h.deliver(t, "issues", "d-log", payload(t, "issues.labeled.json", set("label.name", "agent-fix")))
@@ -470,6 +499,7 @@ func TestDeliveryLog(t *testing.T) {
 // TestTooLargeStreamed sends 26 MiB without a Content-Length (chunked): the
 // cap stops the read at 25 MiB.
 func TestTooLargeStreamed(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	huge := bytes.Repeat([]byte(" "), 26<<20)
 	req, err := http.NewRequest(http.MethodPost, h.http.URL+"/webhook", io.MultiReader(bytes.NewReader(huge)))
@@ -489,9 +519,9 @@ func TestTooLargeStreamed(t *testing.T) {
 	}
 }
 
-// stalledRequest starts a delivery whose headers declare n bytes, signed
-// over body, and whose body arrives only when the returned function is
-// called; it returns the channel of the reply.
+// stalledRequest starts a delivery whose headers declare len(body) bytes,
+// signed with sig, and whose body arrives only when the returned function
+// is called; it returns the channel of the reply.
 func (h *harness) stalledRequest(t *testing.T, id string, body []byte, sig string) (send func(), done <-chan reply) {
 	t.Helper()
 	pr, pw := io.Pipe()
@@ -527,6 +557,7 @@ func (h *harness) stalledRequest(t *testing.T, id string, body []byte, sig strin
 // TestUnsignedRefusedBeforeTheBody: a request without a usable signature
 // header is answered 401 while its body has not even been sent.
 func TestUnsignedRefusedBeforeTheBody(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	body := bytes.Repeat([]byte(" "), 20<<20)
 	for _, sig := range []string{"", "sha1=abc"} {
@@ -534,82 +565,5 @@ func TestUnsignedRefusedBeforeTheBody(t *testing.T) {
 		if got := <-done; got.code != http.StatusUnauthorized {
 			t.Errorf("signature %q with the body held back: reply %d %s, want 401", sig, got.code, got.raw)
 		}
-	}
-}
-
-// TestBodiesInFlightBounded: while one delivery holds the whole in-flight
-// budget, another is refused with 503 and Retry-After; once the first is
-// done, deliveries are accepted again and the held one is queued.
-func TestBodiesInFlightBounded(t *testing.T) {
-	h := newHarnessOpts(t, func(o *Options) { o.MaxInflightBytes = 64 << 10 })
-	held := payload(t, "issues.labeled.json", set("label.name", "agent-fix"))
-	held = append(held, bytes.Repeat([]byte(" "), 64<<10-len(held))...)
-	send, done := h.stalledRequest(t, "d-held", held, sign([]byte(testSecret), held))
-
-	other := payload(t, "issue_comment.created.json", body("/agent-fix"))
-	var refused reply
-	for i := 0; refused.code != http.StatusServiceUnavailable; i++ {
-		// Until the held request has reserved its bytes, these are
-		// accepted; each has its own delivery id.
-		refused = h.deliver(t, "issue_comment", fmt.Sprintf("d-other-%d", i), other)
-		if refused.code != http.StatusAccepted && refused.code != http.StatusServiceUnavailable {
-			t.Fatalf("delivery while one is held: %d %s", refused.code, refused.raw)
-		}
-		if i == 1000 {
-			t.Fatal("the held delivery never filled the in-flight budget")
-		}
-	}
-	var msg struct{ Error string }
-	_ = json.Unmarshal([]byte(refused.raw), &msg)
-	if msg.Error != "too many deliveries in flight, try again" {
-		t.Errorf("503 body = %s", refused.raw)
-	}
-
-	send()
-	if got := <-done; got.code != http.StatusAccepted || got.body.Status != "queued" {
-		t.Errorf("held delivery: %d %s, want 202 queued", got.code, got.raw)
-	}
-	if got := h.deliver(t, "issue_comment", "d-after", other); got.code != http.StatusAccepted {
-		t.Errorf("delivery after the held one: %d %s, want 202", got.code, got.raw)
-	}
-}
-
-func TestInflightReserve(t *testing.T) {
-	f := &inflight{limit: 100}
-	var releases []func()
-	for _, tt := range []struct {
-		declared int64
-		ok       bool
-		used     int64
-	}{
-		{declared: 60, ok: true, used: 60},
-		{declared: 50, ok: false, used: 60},
-		{declared: 40, ok: true, used: 100},
-		{declared: 0, ok: true, used: 100}, // an empty body costs nothing
-		{declared: 1, ok: false, used: 100},
-	} {
-		release, ok := f.reserve(tt.declared)
-		if ok != tt.ok || f.used != tt.used {
-			t.Errorf("reserve(%d) = %v with %d used, want %v with %d", tt.declared, ok, f.used, tt.ok, tt.used)
-		}
-		if ok {
-			releases = append(releases, release)
-		}
-	}
-	for _, r := range releases {
-		r()
-	}
-	if f.used != 0 {
-		t.Errorf("used after every release = %d, want 0", f.used)
-	}
-	for _, declared := range []int64{-1, 1 << 40} { // unknown or huge: the whole budget, when it is free
-		release, ok := f.reserve(declared)
-		if !ok || f.used != 100 {
-			t.Errorf("reserve(%d) on an idle edge = %v with %d used, want the whole budget", declared, ok, f.used)
-		}
-		if _, ok := f.reserve(1); ok {
-			t.Errorf("reserve(1) beside reserve(%d) succeeded", declared)
-		}
-		release()
 	}
 }

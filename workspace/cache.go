@@ -51,6 +51,9 @@ type CacheOptions struct {
 	// Logger receives debug records of fetches and pushes; nil discards
 	// them.
 	Logger *slog.Logger
+	// Sleep waits between two tries of a push (default: a timer that ends
+	// with ctx); tests record the waits instead.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Cache is the repository cache of a worker host: one bare repository per
@@ -71,6 +74,7 @@ type Cache struct {
 	home     string
 	git      gitRunner // no git dir: callers pass it
 	log      *slog.Logger
+	sleep    func(ctx context.Context, d time.Duration) error
 }
 
 // Fetched is the state of a cached repository after a fetch.
@@ -108,9 +112,12 @@ func NewCache(o CacheOptions) (*Cache, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if o.Sleep == nil {
+		o.Sleep = sleepCtx
+	}
 	return &Cache{
 		dir: dir, timeout: o.FetchTimeout, maxPacks: o.MaxPacks, home: home,
-		git: gitRunner{home: home, timeout: o.GitTimeout}, log: o.Logger,
+		git: gitRunner{home: home, timeout: o.GitTimeout}, log: o.Logger, sleep: o.Sleep,
 	}, nil
 }
 
@@ -283,4 +290,16 @@ func (c *Cache) Checkout(ctx context.Context, repo, commit string, o WorkTreeOpt
 		return nil, fmt.Errorf("checkout %s: not in the cache; fetch it first", repo)
 	}
 	return NewWorkTreeFromBare(ctx, bare, commit, o)
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
 }

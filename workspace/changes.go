@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -22,8 +23,15 @@ type Changes struct {
 	Deleted []string
 	// Tests are changed paths that look like test files (IsTestFile).
 	Tests []string
-	// Workflows are changed paths under .github/workflows/.
+	// Workflows are changed paths under .github/workflows/, and every
+	// symbolic link the change adds or modifies at or under .github/ (a
+	// link at .github or .github/workflows would hide the workflows it
+	// points to from this list).
 	Workflows []string
+	// Symlinks are the symbolic links the change adds or modifies that sit
+	// at or under .github/ or whose target leaves the repository; see
+	// Symlink. Sorted by path.
+	Symlinks []Symlink
 	// NestedRepos are directories with their own .git; they are left out
 	// of the diff and the commit.
 	NestedRepos []string
@@ -46,6 +54,15 @@ func (c *Changes) add(status, p string) {
 	}
 	if strings.HasPrefix(p, WorkflowDir) {
 		c.Workflows = append(c.Workflows, p)
+	}
+}
+
+// addSymlink records a link classifySymlink reported (in path order).
+func (c *Changes) addSymlink(s Symlink) {
+	c.Symlinks = append(c.Symlinks, s)
+	if s.UnderGitHub && !slices.Contains(c.Workflows, s.Path) {
+		c.Workflows = append(c.Workflows, s.Path)
+		slices.Sort(c.Workflows)
 	}
 }
 

@@ -23,9 +23,16 @@ type process struct {
 	env        []string
 	dir        string
 	extraFiles []*os.File
+	// cgroup, when set, is the directory of a cgroup v2 the process is
+	// cloned into (it runs nowhere else, not even for an instruction).
+	cgroup *os.File
 	// onKill runs after the process group was killed on timeout or cancel
 	// (the docker sandbox removes its container there).
 	onKill func()
+	// started, when set, runs once the process started, with the timeout's
+	// context and the process's pid (bwrap's setup network attaches its NAT
+	// there); an error kills the process group and the command is dead.
+	started func(ctx context.Context, pid int) error
 }
 
 // runProcess runs p in its own process group with stdin empty, stdout and
@@ -44,6 +51,11 @@ func runProcess(ctx context.Context, p process, timeout time.Duration, outLimit 
 	defer pr.Close()
 
 	cmd := proc.Command(runCtx, p.onKill, p.argv...)
+	if p.cgroup != nil {
+		// The process starts in the job's cgroup (cgroup v2).
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = int(p.cgroup.Fd())
+	}
 	cmd.Env = p.env
 	cmd.Dir = p.dir
 	cmd.Stdout = pw
@@ -63,6 +75,12 @@ func runProcess(ctx context.Context, p process, timeout time.Duration, outLimit 
 		io.Copy(buf, pr)
 	}()
 
+	var startErr error
+	if p.started != nil {
+		if startErr = p.started(runCtx, cmd.Process.Pid); startErr != nil {
+			proc.KillGroup(cmd.Process.Pid)
+		}
+	}
 	waitErr := cmd.Wait()
 	// Background processes the command left behind die with it.
 	proc.KillGroup(cmd.Process.Pid)
@@ -75,6 +93,9 @@ func runProcess(ctx context.Context, p process, timeout time.Duration, outLimit 
 	}
 
 	res := Result{Output: buf.String(), Elided: buf.Elided(), Duration: time.Since(start)}
+	if startErr != nil && runCtx.Err() == nil {
+		return res, fmt.Errorf("%w: %w", ErrSandboxDead, startErr)
+	}
 	if ctx.Err() != nil {
 		return res, fmt.Errorf("run command: %w", context.Cause(ctx))
 	}

@@ -4,13 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5"
 	gitconfig "github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
 	"github.com/agentfix/agentfix/internal/logattr"
 )
@@ -74,13 +80,26 @@ func (c *Cache) Push(ctx context.Context, repo string, w *WorkTree, p PushOption
 		spec = "+" + spec
 	}
 	start := time.Now()
-	pctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
 	remote := git.NewRemote(gr.Storer, &gitconfig.RemoteConfig{Name: git.DefaultRemoteName, URLs: []string{p.Remote.URL}})
-	err = remote.PushContext(pctx, &git.PushOptions{
-		RefSpecs: []gitconfig.RefSpec{gitconfig.RefSpec(spec)},
-		Auth:     p.Remote.auth(),
-	})
+	var pctx context.Context
+	for attempt := 1; ; attempt++ {
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithTimeout(ctx, c.timeout)
+		err = remote.PushContext(pctx, &git.PushOptions{
+			RefSpecs: []gitconfig.RefSpec{gitconfig.RefSpec(spec)},
+			Auth:     p.Remote.auth(),
+		})
+		cancel()
+		wait, again := pushRetry(err, attempt)
+		if !again || ctx.Err() != nil {
+			break
+		}
+		c.log.Info(fmt.Sprintf("push of %s to %s failed (attempt %d of %d); trying again in %s", p.Branch, repo, attempt, pushAttempts, wait),
+			logattr.Err, err)
+		if serr := c.sleep(ctx, wait); serr != nil {
+			break
+		}
+	}
 	switch {
 	case errors.Is(err, git.NoErrAlreadyUpToDate):
 	case err != nil && strings.Contains(err.Error(), "non-fast-forward"):
@@ -93,6 +112,59 @@ func (c *Cache) Push(ctx context.Context, repo string, w *WorkTree, p PushOption
 	}
 	c.log.Debug("pushed", logattr.Repo, repo, logattr.Action, spec, logattr.Duration, time.Since(start))
 	return nil
+}
+
+// pushAttempts bounds the tries of one push.
+const pushAttempts = 4
+
+// maxPushWait bounds the wait between two tries, whatever Retry-After says.
+const maxPushWait = time.Minute
+
+// pushRetry says whether a push that failed with err on attempt (from 1)
+// is tried again, and after how long: a 5xx or 429 answer of the git
+// server (after its Retry-After, when it gives one) and a connection that
+// failed are, up to pushAttempts tries, backing off 1 s, 2 s, 4 s; a
+// refusal (401, 403, 404, non-fast-forward) never is. Trying again is
+// safe: the same commit to the same ref, and a push that landed before its
+// answer was lost finds the branch already there.
+func pushRetry(err error, attempt int) (time.Duration, bool) {
+	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) || attempt >= pushAttempts {
+		return 0, false
+	}
+	wait := time.Second << (attempt - 1)
+	var ue *plumbing.UnexpectedError
+	var he *githttp.Err
+	switch {
+	case errors.As(err, &ue) && errors.As(ue.Err, &he) && he.Response != nil:
+		code := he.Response.StatusCode
+		if code != http.StatusTooManyRequests && code < 500 {
+			return 0, false
+		}
+		if d, ok := retryAfter(he.Response.Header.Get("Retry-After")); ok {
+			wait = d
+		}
+		return min(wait, maxPushWait), true
+	case isConnectionError(err):
+		return wait, true
+	}
+	return 0, false
+}
+
+// retryAfter reads a Retry-After header in seconds.
+func retryAfter(v string) (time.Duration, bool) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return time.Duration(n) * time.Second, true
+}
+
+// isConnectionError reports whether err is a network failure before any
+// answer: refused, reset, timed out.
+func isConnectionError(err error) bool {
+	var ne net.Error
+	var oe *net.OpError
+	return errors.As(err, &oe) || errors.As(err, &ne) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // branchLockPath is the lock file of branch next to the repository's lock.

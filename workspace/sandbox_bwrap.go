@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -29,7 +28,10 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 // Bwrap runs commands with bubblewrap: a tmpfs root with the system
 // directories read-only, the working copy at /workspace and the cache at
 // /cache writable, a private /tmp, /proc and /dev, every namespace unshared
-// (so no network) and all capabilities dropped. It is the default sandbox.
+// (so no network; a setup command gets a network namespace of its own with
+// NAT, see the package doc), all capabilities dropped and a seccomp filter.
+// It is the default sandbox. A Bwrap is one job's: with Options.Cgroups it
+// holds the job's cgroup until Close.
 type Bwrap struct {
 	opts    Options
 	bwrap   string
@@ -37,10 +39,15 @@ type Bwrap struct {
 	// mounts are the read-only mounts after the system directories.
 	mounts  []string
 	pathDir []string
+	// seccomp is the compiled filter (seccomp.go); network gives setup
+	// commands their network (netns.go); limits are the job's (limits.go).
+	seccomp []byte
+	network *setupNetwork
+	limits  *jobLimits
 }
 
 // NewBwrap returns a bwrap sandbox for o after checking that bwrap and
-// prlimit exist.
+// prlimit exist, with the job's cgroup made when o.Cgroups is set.
 func NewBwrap(o Options) (*Bwrap, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -59,6 +66,12 @@ func NewBwrap(o Options) (*Bwrap, error) {
 		return nil, fmt.Errorf("bwrap sandbox: %w (install util-linux)", err)
 	}
 	b := &Bwrap{opts: o, bwrap: bwrap, prlimit: prlimit, pathDir: o.ExtraPath}
+	if b.seccomp, err = seccompProgram(); err != nil {
+		return nil, fmt.Errorf("bwrap sandbox: %w", err)
+	}
+	if b.network, err = newSetupNetwork(o); err != nil {
+		return nil, fmt.Errorf("bwrap sandbox: %w", err)
+	}
 	ro := o.ReadOnlyDirs
 	if root := goRoot(); root != "" {
 		b.pathDir = append(b.pathDir, filepath.Join(root, "bin"))
@@ -73,7 +86,16 @@ func NewBwrap(o Options) (*Bwrap, error) {
 		}
 		b.mounts = append(b.mounts, "--ro-bind", dir, dir)
 	}
+	if b.limits, err = newJobLimits(o, prlimit); err != nil {
+		return nil, fmt.Errorf("bwrap sandbox: %w", err)
+	}
 	return b, nil
+}
+
+// Close removes the job's cgroup, killing any process left in it. The
+// sandbox runs no command after Close.
+func (b *Bwrap) Close() error {
+	return b.limits.close()
 }
 
 // underSystemDir reports whether dir is already visible through systemDirs.
@@ -103,24 +125,45 @@ func (b *Bwrap) Run(ctx context.Context, c Command) (res Result, err error) {
 	if timeout <= 0 {
 		timeout = b.opts.Timeout
 	}
-	argv := append(prlimitArgs(b.prlimit, b.opts.Limits), b.args(c)...)
+	fds := &fdList{}
+	fds.add(status) // fd 3, --json-status-fd
+	iso, err := b.isolate(ctx, c, fds)
+	if err != nil {
+		return Result{}, fmt.Errorf("bwrap: %w", err)
+	}
+	defer iso.close()
+	oomKills, err := b.limits.begin()
+	if err != nil {
+		return Result{}, err
+	}
+	argv := b.limits.argv(append(iso.prefix, b.args(c, iso.args)...))
 	res, err = runProcess(ctx, process{
 		argv:       argv,
 		env:        sandboxEnv(CacheDir, b.pathDir, true, b.opts.Env),
 		dir:        b.opts.Workspace,
-		extraFiles: []*os.File{status},
+		extraFiles: fds.files,
+		started:    iso.started(),
+		cgroup:     b.limits.cgroup.cloneInto(),
 	}, timeout, b.opts.OutputLimit)
+	oom, lerr := b.limits.end(&res, oomKills)
 	if err != nil {
 		return res, fmt.Errorf("bwrap: %w", err)
 	}
+	if lerr != nil {
+		return res, fmt.Errorf("bwrap: %w", lerr)
+	}
 	if !res.TimedOut {
 		code, ok := bwrapExitCode(status)
-		if !ok {
+		switch {
+		case ok:
+			res.ExitCode = code
+		case oom:
+			// The kernel killed bwrap itself for the memory limit.
+		default:
 			// bwrap itself failed before or while starting bash; its
 			// message is in the output.
 			return res, fmt.Errorf("%w: bwrap could not start the command: %s", ErrSandboxDead, strings.TrimSpace(res.Output))
 		}
-		res.ExitCode = code
 	}
 	if err := b.opts.checkDisk(); err != nil {
 		return res, err
@@ -129,12 +172,10 @@ func (b *Bwrap) Run(ctx context.Context, c Command) (res Result, err error) {
 }
 
 // args returns bwrap's arguments for c: mount points are created under
-// bwrap's own tmpfs root, which is remounted read-only at the end.
-func (b *Bwrap) args(c Command) []string {
+// bwrap's own tmpfs root, which is remounted read-only at the end;
+// isolation (namespaces, seccomp, setup's network) follows the mounts.
+func (b *Bwrap) args(c Command, isolation []string) []string {
 	args := []string{b.bwrap, "--unshare-all"}
-	if c.Network {
-		args = append(args, "--share-net")
-	}
 	args = append(args, "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox")
 	for _, dir := range systemDirs {
 		fi, err := os.Lstat(dir)
@@ -155,11 +196,10 @@ func (b *Bwrap) args(c Command) []string {
 		args = append(args, "--ro-bind-try", "/etc/"+f, "/etc/"+f)
 	}
 	args = append(args, b.mounts...)
+	args = append(args, isolation...)
+	args = append(args, "--proc", "/proc")
+	args = append(args, tmpfsArgs(b.opts.Limits.TmpfsBytes)...)
 	args = append(args,
-		"--proc", "/proc",
-		"--dev", "/dev",
-		"--tmpfs", "/tmp",
-		"--tmpfs", "/var/tmp",
 		"--bind", b.opts.Workspace, WorkspaceDir,
 		"--bind", b.opts.Cache, CacheDir,
 		"--remount-ro", "/",
@@ -168,20 +208,6 @@ func (b *Bwrap) args(c Command) []string {
 		"bash", "-c", c.Script,
 	)
 	return args
-}
-
-// prlimitArgs returns the prlimit prefix that applies l to the command it
-// execs; hard and soft limits are equal, and the sandbox has no capability
-// to raise them.
-func prlimitArgs(prlimit string, l Limits) []string {
-	return []string{
-		prlimit,
-		"--nproc=" + strconv.Itoa(l.Processes),
-		"--data=" + strconv.FormatInt(l.MemoryBytes, 10),
-		"--fsize=" + strconv.FormatInt(l.FileSizeBytes, 10),
-		"--core=0",
-		"--",
-	}
 }
 
 // bwrapExitCode reads the exit code bwrap wrote to its --json-status-fd

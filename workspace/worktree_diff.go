@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // stage records every file of the working copy in the private index: new,
@@ -90,28 +89,40 @@ func (w *WorkTree) Changes(ctx context.Context) (Changes, error) {
 	if err != nil {
 		return Changes{}, fmt.Errorf("changes: %w", err)
 	}
-	out, err := w.git.run(ctx, nil, 64<<20, nil, "diff", "--cached", "--name-status", "-z", "--no-renames",
+	out, err := w.git.run(ctx, nil, 64<<20, nil, "diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev",
 		"--no-ext-diff", "--no-textconv", w.base, "--")
 	if err != nil {
 		return Changes{}, fmt.Errorf("changes: %w", err)
 	}
-	c, err := parseNameStatus(string(out))
-	c.NestedRepos = nested
-	return c, err
-}
-
-// parseNameStatus reads `git diff --name-status -z --no-renames`.
-func parseNameStatus(out string) (Changes, error) {
+	entries, err := parseRaw(string(out))
+	if err != nil {
+		return Changes{}, fmt.Errorf("changes: %w", err)
+	}
 	var c Changes
-	fields := strings.Split(strings.TrimSuffix(out, "\x00"), "\x00")
-	if out == "" {
-		fields = nil
+	var linkPaths, linkBlobs []string
+	for _, e := range entries {
+		c.add(e.status, e.path)
+		if e.newMode == symlinkMode && e.status != "D" {
+			linkPaths, linkBlobs = append(linkPaths, e.path), append(linkBlobs, e.newBlob)
+		}
 	}
-	if len(fields)%2 != 0 {
-		return c, fmt.Errorf("changes: unexpected name-status output %q", out)
+	c.NestedRepos = nested
+	if len(linkPaths) == 0 {
+		return c, nil
 	}
-	for i := 0; i < len(fields); i += 2 {
-		c.add(fields[i], fields[i+1])
+	links, err := w.indexSymlinks(ctx)
+	if err != nil {
+		return Changes{}, fmt.Errorf("changes: symlinks: %w", err)
+	}
+	targets, err := w.blobs(ctx, linkBlobs)
+	if err != nil {
+		return Changes{}, fmt.Errorf("changes: symlinks: %w", err)
+	}
+	lookup := func(p string) (string, bool) { t, ok := links[p]; return t, ok }
+	for i, p := range linkPaths {
+		if s, bad := classifySymlink(p, targets[i], lookup); bad {
+			c.addSymlink(s)
+		}
 	}
 	return c, nil
 }

@@ -18,13 +18,15 @@ import (
 // Env is a fake agent.Env with the tools bash and submit. Its bash runs
 // nothing: a command does what Commands says, or prints "ran: COMMAND".
 // Submit has the two phases of DESIGN.md §7: the first call returns a
-// review message with the current patch, the next ends the run. The
+// review message with the current patch, the next ends the run (unless
+// SetSubmitRefusal made it refuse every submission). The
 // current patch is what Diff returns; commands may change it.
 type Env struct {
 	mu       sync.Mutex
 	commands map[string]Command
 	patch    string
 	diffErr  error
+	refusal  string
 	reviewed bool
 	parsed   []agent.Message
 	executed []agent.ToolCall
@@ -70,6 +72,14 @@ func (e *Env) SetDiffError(err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.diffErr = err
+}
+
+// SetSubmitRefusal makes every submit answer output and never end the run,
+// as a submission the harness refuses does (empty "" restores the review).
+func (e *Env) SetSubmitRefusal(output string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.refusal = output
 }
 
 // Parsed returns the messages Actions was given, in order.
@@ -186,6 +196,9 @@ func (e *Env) bash(ctx context.Context, command string) (agent.Observation, erro
 func (e *Env) submit(summary string) agent.Observation {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.refusal != "" {
+		return agent.Observation{Output: e.refusal}
+	}
 	if !e.reviewed {
 		e.reviewed = true
 		return agent.Observation{Output: "Review your change, then submit again.\n\n" + e.patch}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go"
@@ -13,9 +14,17 @@ import (
 	"github.com/agentfix/agentfix/agent"
 )
 
-// anthropicBackend speaks Anthropic's Messages API.
+// anthropicBaseURL is Anthropic's own API; ANTHROPIC_BASE_URL points
+// elsewhere.
+const anthropicBaseURL = "https://api.anthropic.com/"
+
+// anthropicBackend speaks Anthropic's Messages API through the SDK's
+// messages and models services (not its whole client, whose other services
+// would make the binary larger).
 type anthropicBackend struct {
-	client    anthropic.Client
+	messages  anthropic.MessageService
+	models    anthropic.ModelService
+	base      string
 	model     string
 	maxTokens int64
 }
@@ -38,8 +47,8 @@ func newAnthropic(model string, o Options) (backend, error) {
 		return nil, errors.New("no API key: set ANTHROPIC_API_KEY")
 	}
 	opts := []option.RequestOption{
-		option.WithoutEnvironmentDefaults(), // no credential files or profiles: the key above only
-		option.WithMaxRetries(0),            // Model retries, so the behaviour is ours and tested
+		option.WithEnvironmentProduction(), // the default base URL; a service, unlike a client, reads no environment, credential files or profiles
+		option.WithMaxRetries(0),           // Model retries, so the behaviour is ours and tested
 		option.WithRequestTimeout(o.RequestTimeout),
 		option.WithAPIKey(key),
 	}
@@ -53,7 +62,21 @@ func newAnthropic(model string, o Options) (backend, error) {
 	if maxTokens <= 0 {
 		maxTokens = DefaultAnthropicMaxTokens
 	}
-	return &anthropicBackend{client: anthropic.NewClient(opts...), model: model, maxTokens: maxTokens}, nil
+	if base == "" {
+		base = anthropicBaseURL
+	}
+	return &anthropicBackend{messages: anthropic.NewMessageService(opts...), models: anthropic.NewModelService(opts...),
+		base: base, model: model, maxTokens: maxTokens}, nil
+}
+
+func (b *anthropicBackend) endpoint() (baseURL, keyVar string) { return b.base, "ANTHROPIC_API_KEY" }
+
+// check lists one model: the cheapest request that needs a valid key.
+func (b *anthropicBackend) check(ctx context.Context) error {
+	if _, err := b.models.List(ctx, anthropic.ModelListParams{Limit: anthropic.Int(1)}); err != nil {
+		return anthropicError(err)
+	}
+	return nil
 }
 
 func (b *anthropicBackend) query(ctx context.Context, messages []agent.Message, tools []agent.ToolSpec) (agent.Reply, error) {
@@ -70,9 +93,12 @@ func (b *anthropicBackend) query(ctx context.Context, messages []agent.Message, 
 		}
 		params.Tools = append(params.Tools, tool)
 	}
-	resp, err := b.client.Messages.New(ctx, params)
+	resp, err := b.messages.New(ctx, params)
 	if err != nil {
 		return agent.Reply{}, anthropicError(err)
+	}
+	if len(resp.Content) == 0 {
+		return agent.Reply{}, &callError{provider: "anthropic", status: http.StatusOK, message: "the response has no content", emptyReply: true}
 	}
 	return anthropicReply(resp), nil
 }

@@ -194,13 +194,18 @@ func TestAnthropicErrors(t *testing.T) {
 			name:         "authentication not retried",
 			responses:    []response{{status: 401, body: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`}},
 			wantRequests: 1,
-			wantErr:      "anthropic: 401 Unauthorized: authentication_error: invalid x-api-key",
+			wantErr:      "anthropic refused the key in ANTHROPIC_API_KEY: 401 Unauthorized from http://",
 		},
 		{
 			name:         "permission not retried",
 			responses:    []response{{status: 403, body: `{"type":"error","error":{"type":"permission_error","message":"no access"}}`}},
 			wantRequests: 1,
-			wantErr:      "anthropic: 403 Forbidden: permission_error: no access",
+			wantErr:      "anthropic refused the key in ANTHROPIC_API_KEY: 403 Forbidden from http://",
+		},
+		{
+			name:         "empty content retried like a 5xx",
+			responses:    []response{{status: 200, body: anthropicMessage("end_turn", `[]`)}, ok},
+			wantRequests: 2, wantSleeps: []time.Duration{time.Second},
 		},
 	}
 	for _, tt := range tests {

@@ -1,15 +1,15 @@
 package llm
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"context"
 )
 
 // response is one scripted answer of a fake provider endpoint.
@@ -29,10 +29,11 @@ type request struct {
 	body   map[string]any
 }
 
-// fakeProvider is an httptest server for one endpoint path that answers
-// from a script and records the requests, so the real SDKs run against it.
+// fakeProvider is an httptest server for one endpoint that answers from a
+// script and records the requests, so the real clients run against it.
 type fakeProvider struct {
 	t         *testing.T
+	method    string
 	path      string
 	mu        sync.Mutex
 	responses []response
@@ -41,17 +42,23 @@ type fakeProvider struct {
 	srv       *httptest.Server
 }
 
-func newFakeProvider(t *testing.T, path string, responses ...response) *fakeProvider {
+// newFakeProvider serves route, a path that takes POST requests with a
+// JSON body, or "GET /path".
+func newFakeProvider(t *testing.T, route string, responses ...response) *fakeProvider {
 	t.Helper()
-	f := &fakeProvider{t: t, path: path, responses: responses, received: make(chan struct{}, 100)}
+	method, path, ok := strings.Cut(route, " ")
+	if !ok {
+		method, path = http.MethodPost, route
+	}
+	f := &fakeProvider{t: t, method: method, path: path, responses: responses, received: make(chan struct{}, 100)}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
 }
 
 func (f *fakeProvider) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != f.path {
-		f.t.Errorf("fake provider: %s %s, want POST %s", r.Method, r.URL.Path, f.path)
+	if r.Method != f.method || r.URL.Path != f.path {
+		f.t.Errorf("fake provider: %s %s, want %s %s", r.Method, r.URL.Path, f.method, f.path)
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
 		return
 	}
@@ -60,7 +67,7 @@ func (f *fakeProvider) serve(w http.ResponseWriter, r *http.Request) {
 		f.t.Errorf("fake provider: read body: %v", err)
 	}
 	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
+	if err := json.Unmarshal(raw, &body); err != nil && r.Method == http.MethodPost {
 		f.t.Errorf("fake provider: body is not JSON: %v\n%s", err, raw)
 	}
 	f.mu.Lock()

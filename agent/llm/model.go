@@ -45,7 +45,8 @@ type Options struct {
 	// MaxRetryAfter is the longest Retry-After honoured; a provider asking
 	// for longer fails the query (default 5m).
 	MaxRetryAfter time.Duration
-	// RequestTimeout bounds one HTTP request (default 10m).
+	// RequestTimeout bounds one HTTP request (default 10m); a deadline of
+	// Query's context (the run's time limit) bounds it further.
 	RequestTimeout time.Duration
 	// HTTPClient replaces the SDK's HTTP client.
 	HTTPClient *http.Client
@@ -76,6 +77,11 @@ const (
 // *callError so Model can decide about retries.
 type backend interface {
 	query(ctx context.Context, messages []agent.Message, tools []agent.ToolSpec) (agent.Reply, error)
+	// check makes the cheapest request that needs a valid key.
+	check(ctx context.Context) error
+	// endpoint returns the base URL requests go to and the variable
+	// that holds the key, for error messages.
+	endpoint() (baseURL, keyVar string)
 }
 
 // Model is an agent.Model backed by a provider API. It is safe for
@@ -119,8 +125,7 @@ func New(name string, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("model %s: %w", name, err)
 	}
 	if !found && !o.AllowUnpriced {
-		return nil, fmt.Errorf("model %s has no price (table as of %s has %s): add it to prices in the configuration, or set allow_unpriced_model: true to count tokens instead",
-			name, table.AsOf, pricedModels(table, provider))
+		return nil, unpricedError(name, provider, table)
 	}
 	b, err := newBackend(model, o)
 	if err != nil {
@@ -177,42 +182,76 @@ func (m *Model) Query(ctx context.Context, messages []agent.Message, tools []age
 	if m.textMode {
 		tools = nil
 	}
+	var reply agent.Reply
+	err := m.retry(ctx, func(ctx context.Context) error {
+		var err error
+		reply, err = m.backend.query(ctx, messages, tools)
+		return err
+	})
+	if err != nil {
+		return agent.Reply{}, err
+	}
+	reply.CostUSD = m.price.Cost(reply.Usage)
+	return reply, nil
+}
+
+// Check proves that the provider answers at its base URL and accepts the
+// key, with the cheapest authenticated request (listing models), retrying
+// transient failures like Query; meant for startup. A refused key is an
+// *AuthError naming the key's variable, the base URL and the status.
+func (m *Model) Check(ctx context.Context) error {
+	err := m.retry(ctx, m.backend.check)
+	var ae *AuthError
+	if err == nil || errors.As(err, &ae) {
+		return err
+	}
+	base, _ := m.backend.endpoint()
+	return fmt.Errorf("check model %s at %s: %w", m.name, base, err)
+}
+
+// retry makes call until it succeeds or fails for good: a refused key (an
+// *AuthError), a refused request, a prompt too long for the context window
+// (wrapping agent.ErrContextExceeded), retries used up, a wait longer than
+// MaxRetryAfter or one that would end after ctx's deadline, or ctx done.
+func (m *Model) retry(ctx context.Context, call func(context.Context) error) error {
 	for attempt := 0; ; attempt++ {
-		reply, err := m.backend.query(ctx, messages, tools)
-		if err == nil {
-			reply.CostUSD = m.price.Cost(reply.Usage)
-			return reply, nil
-		}
-		if ctx.Err() != nil {
-			return agent.Reply{}, err
+		err := call(ctx)
+		if err == nil || ctx.Err() != nil {
+			return err
 		}
 		if m.opts.OnError != nil {
 			m.opts.OnError(err)
 		}
 		var ce *callError
-		if !errors.As(err, &ce) {
-			return agent.Reply{}, err
-		}
-		if ce.contextExceeded {
-			return agent.Reply{}, fmt.Errorf("%w: %w", ce, agent.ErrContextExceeded)
-		}
-		if !ce.retryable() || attempt >= m.opts.MaxRetries {
-			if ce.retryable() {
-				return agent.Reply{}, fmt.Errorf("%w (gave up after %d attempts)", ce, attempt+1)
-			}
-			return agent.Reply{}, ce
+		switch {
+		case !errors.As(err, &ce):
+			return err
+		case ce.refusedKey():
+			base, keyVar := m.backend.endpoint()
+			ae := &AuthError{Provider: ce.provider, BaseURL: base, Status: ce.status, KeyVariable: keyVar, Message: ce.message}
+			m.log.Error("the model provider refused the credentials", logattr.Status, ce.status, logattr.Err, ae)
+			return ae
+		case ce.contextExceeded:
+			return fmt.Errorf("%w: %w", ce, agent.ErrContextExceeded)
+		case !ce.retryable():
+			return ce
+		case attempt >= m.opts.MaxRetries:
+			return fmt.Errorf("%w (gave up after %d attempts)", ce, attempt+1)
 		}
 		wait := backoff(attempt, m.opts.MinBackoff, m.opts.MaxBackoff)
 		if ce.retryAfter > 0 {
 			wait = ce.retryAfter
 		}
 		if wait > m.opts.MaxRetryAfter {
-			return agent.Reply{}, fmt.Errorf("%w (asks to retry after %s, longer than %s)", ce, wait, m.opts.MaxRetryAfter)
+			return fmt.Errorf("%w (asks to retry after %s, longer than %s)", ce, wait, m.opts.MaxRetryAfter)
+		}
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
+			return fmt.Errorf("%w (no retry: the deadline comes before a retry in %s)", ce, wait)
 		}
 		m.log.Warn("model call failed; retrying", logattr.Attempt, attempt+1, logattr.Wait, wait,
 			logattr.Status, ce.status, logattr.Err, ce)
 		if err := m.opts.Sleep(ctx, wait); err != nil {
-			return agent.Reply{}, fmt.Errorf("%w (retry wait interrupted: %w)", ce, err)
+			return fmt.Errorf("%w (retry wait interrupted: %w)", ce, err)
 		}
 	}
 }

@@ -3,6 +3,9 @@ package llm
 import (
 	"context"
 	"errors"
+	"flag"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -26,8 +29,6 @@ func TestNew(t *testing.T) {
 			`model "gemini/gemini-2.5-pro": want provider/model with provider one of anthropic/MODEL, openai/MODEL`},
 		{"no provider", "gpt-5", key, `model "gpt-5": want provider/model with provider one of anthropic/MODEL, openai/MODEL`},
 		{"no model", "openai/", key, `model "openai/": want provider/model with provider one of anthropic/MODEL, openai/MODEL`},
-		{"unpriced", "openai/qwen3-coder", key,
-			"model openai/qwen3-coder has no price (table as of 2026-11-30 has openai/gpt-4.1, openai/gpt-4.1-mini, openai/gpt-4.1-nano, openai/gpt-4o, openai/gpt-4o-mini, openai/gpt-5, openai/gpt-5-codex, openai/gpt-5-mini, openai/gpt-5-nano, openai/gpt-5.1, openai/o3, openai/o4-mini): add it to prices in the configuration, or set allow_unpriced_model: true to count tokens instead"},
 		{"unpriced allowed", "openai/qwen3-coder", Options{APIKey: "k", Getenv: noEnv, AllowUnpriced: true}, ""},
 		{"priced by configuration", "openai/qwen3-coder", Options{APIKey: "k", Getenv: noEnv, Prices: map[string]Price{"openai/qwen3-coder": {Input: 0.2, Output: 0.8}}}, ""},
 		{"bad configured price", "openai/gpt-5", Options{APIKey: "k", Getenv: noEnv, Prices: map[string]Price{"openai/gpt-5": {Input: -1, Output: 1}}},
@@ -53,6 +54,81 @@ func TestNew(t *testing.T) {
 				t.Errorf("Name() = %q, want %q", m.Name(), tt.model)
 			}
 		})
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// golden compares got with testdata/NAME.golden, rewriting it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs (-golden +got); run go test -update if the change is intended:\n%s", path, diff)
+	}
+}
+
+func TestUnpricedModelMessages(t *testing.T) {
+	tests := []struct {
+		golden, model string
+	}{
+		{"unpriced_typo", "openai/gpt5"},
+		{"unpriced_typo_anthropic", "anthropic/claude-sonet-4-5"},
+		{"unpriced_unknown", "openai/qwen3-coder"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			_, err := New(tt.model, Options{APIKey: "k", Getenv: noEnv})
+			if err == nil {
+				t.Fatalf("New(%q) succeeded, want the unpriced model refused", tt.model)
+			}
+			golden(t, tt.golden, err.Error()+"\n")
+		})
+	}
+}
+
+func TestClosest(t *testing.T) {
+	names := []string{"openai/gpt-5", "openai/gpt-5.1", "openai/gpt-5-mini", "openai/gpt-4o", "anthropic/claude-sonnet-4-5"}
+	tests := []struct {
+		name string
+		want []string
+	}{
+		{"openai/gpt5", []string{"openai/gpt-5"}},
+		{"openai/gpt-5-min", []string{"openai/gpt-5-mini", "openai/gpt-5", "openai/gpt-5.1"}},
+		{"anthropic/claude-sonet-4-5", []string{"anthropic/claude-sonnet-4-5"}},
+		{"openai/qwen3-coder", nil},
+		{"ö/ü", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, closest(tt.name, names, 3)); diff != "" {
+				t.Errorf("closest(%q) (-want +got):\n%s", tt.name, diff)
+			}
+		})
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"abc", "", 3}, {"", "abc", 3}, {"gpt5", "gpt-5", 1}, {"kitten", "sitting", 3}, {"äb", "ab", 1},
+	}
+	for _, tt := range tests {
+		if got := editDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
 	}
 }
 

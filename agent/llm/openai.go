@@ -16,10 +16,18 @@ import (
 	"github.com/agentfix/agentfix/agent"
 )
 
+// openaiBaseURL is OpenAI's own API (the SDK's production environment);
+// OPENAI_BASE_URL points elsewhere.
+const openaiBaseURL = "https://api.openai.com/v1/"
+
 // openaiBackend speaks the Chat Completions API of OpenAI and of compatible
-// servers.
+// servers (vLLM, Ollama, llama.cpp) through the openai-go SDK's
+// chat-completions and models services, not its whole client, whose other
+// services would make the binary larger.
 type openaiBackend struct {
-	client    openai.Client
+	chat      openai.ChatCompletionService
+	models    openai.ModelService
+	base      string
 	model     string
 	maxTokens int64
 }
@@ -36,17 +44,32 @@ func newOpenAI(model string, o Options) (backend, error) {
 		return nil, errors.New("no API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a compatible server that needs none)")
 	}
 	opts := []option.RequestOption{
-		option.WithMaxRetries(0), // Model retries, so the behaviour is ours and tested
+		option.WithEnvironmentProduction(), // the default base URL; a service, unlike a client, reads no environment
+		option.WithMaxRetries(0),           // Model retries, so the behaviour is ours and tested
 		option.WithRequestTimeout(o.RequestTimeout),
 		option.WithAPIKey(key),
 	}
 	if base != "" {
 		opts = append(opts, option.WithBaseURL(base))
+	} else {
+		base = openaiBaseURL
 	}
 	if o.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(o.HTTPClient))
 	}
-	return &openaiBackend{client: openai.NewClient(opts...), model: model, maxTokens: o.MaxOutputTokens}, nil
+	return &openaiBackend{chat: openai.NewChatCompletionService(opts...), models: openai.NewModelService(opts...),
+		base: base, model: model, maxTokens: o.MaxOutputTokens}, nil
+}
+
+func (b *openaiBackend) endpoint() (baseURL, keyVar string) { return b.base, "OPENAI_API_KEY" }
+
+// check lists the models: the cheapest request that needs a valid key.
+func (b *openaiBackend) check(ctx context.Context) error {
+	var raw *http.Response
+	if _, err := b.models.List(ctx, option.WithResponseInto(&raw)); err != nil {
+		return openaiError(err, raw)
+	}
+	return nil
 }
 
 func (b *openaiBackend) query(ctx context.Context, messages []agent.Message, tools []agent.ToolSpec) (agent.Reply, error) {
@@ -70,12 +93,13 @@ func (b *openaiBackend) query(ctx context.Context, messages []agent.Message, too
 	if b.maxTokens > 0 {
 		params.MaxCompletionTokens = openai.Int(b.maxTokens)
 	}
-	resp, err := b.client.Chat.Completions.New(ctx, params)
+	var raw *http.Response
+	resp, err := b.chat.New(ctx, params, option.WithResponseInto(&raw))
 	if err != nil {
-		return agent.Reply{}, openaiError(err)
+		return agent.Reply{}, openaiError(err, raw)
 	}
 	if len(resp.Choices) == 0 {
-		return agent.Reply{}, errors.New("openai: the response has no choices")
+		return agent.Reply{}, &callError{provider: "openai", status: http.StatusOK, message: "the response has no choices", emptyReply: true}
 	}
 	return openaiReply(resp), nil
 }
@@ -144,24 +168,6 @@ func rawArguments(s string) json.RawMessage {
 	return b
 }
 
-// bodyMessage reads the error text of a response whose body has no
-// OpenAI error envelope, as compatible servers send: {"message": ...} or
-// plain text. The SDK leaves the body readable for this.
-func bodyMessage(resp *http.Response) string {
-	if resp.Body == nil {
-		return ""
-	}
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096)) // best effort: the status says enough without it
-	var body struct {
-		Message string `json:"message"`
-		Detail  string `json:"detail"`
-	}
-	if json.Unmarshal(raw, &body) == nil && (body.Message != "" || body.Detail != "") {
-		return body.Message + body.Detail
-	}
-	return strings.TrimSpace(string(raw))
-}
-
 func openaiFinish(reason string) string {
 	switch reason {
 	case "stop":
@@ -174,19 +180,48 @@ func openaiFinish(reason string) string {
 	return reason
 }
 
-// openaiError classifies an SDK error.
-func openaiError(err error) error {
+// openaiError classifies an SDK error; resp is the response it came with,
+// if any. OpenAI wraps its message in {"error": {...}}, which the SDK
+// decodes. Compatible servers may send {"message": ...}, {"detail": ...},
+// {"error": "..."} (vLLM refusing a key) or plain text: the SDK leaves the
+// body readable for those, and when it cannot decode the body at all its
+// error has no status, so the status comes from resp.
+func openaiError(err error, resp *http.Response) error {
+	ce := &callError{provider: "openai", err: err}
 	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) {
-		return &callError{provider: "openai", err: err}
+	var code string
+	switch {
+	case errors.As(err, &apiErr):
+		ce.status, ce.message, code, resp = apiErr.StatusCode, apiErr.Message, apiErr.Code, apiErr.Response
+	case resp != nil && resp.StatusCode >= 400:
+		ce.status = resp.StatusCode
+	default:
+		return ce
 	}
-	ce := &callError{provider: "openai", status: apiErr.StatusCode, message: apiErr.Message, err: err}
-	if apiErr.Response != nil {
-		ce.retryAfter = retryAfter(apiErr.Response.Header)
+	if resp != nil {
+		ce.retryAfter = retryAfter(resp.Header)
 		if ce.message == "" {
-			ce.message = bodyMessage(apiErr.Response)
+			ce.message = bodyMessage(resp)
 		}
 	}
-	ce.contextExceeded = apiErr.Code == "context_length_exceeded" || isContextExceeded(ce.status, ce.message+" "+apiErr.Code)
+	ce.contextExceeded = code == "context_length_exceeded" || isContextExceeded(ce.status, ce.message+" "+code)
 	return ce
+}
+
+// bodyMessage reads the error text of a response whose body has no
+// OpenAI error envelope.
+func bodyMessage(resp *http.Response) string {
+	if resp.Body == nil {
+		return ""
+	}
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096)) // best effort: the status says enough without it
+	var body struct {
+		Message string `json:"message"`
+		Detail  string `json:"detail"`
+		Error   string `json:"error"`
+	}
+	if json.Unmarshal(raw, &body) == nil && body.Message+body.Detail+body.Error != "" {
+		return body.Message + body.Detail + body.Error
+	}
+	return strings.TrimSpace(string(raw))
 }

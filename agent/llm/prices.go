@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentfix/agentfix/agent"
 )
@@ -92,6 +93,24 @@ func lookup(name string, table PriceTable, overrides map[string]Price) (Price, b
 	return Price{}, false, nil
 }
 
+// unpricedError explains a model missing from the price table: the closest
+// priced names (a typo such as openai/gpt5), where the name came from, and
+// the two ways to run it anyway, each with its YAML key and variable.
+func unpricedError(name, provider string, table PriceTable) error {
+	var names []string
+	for n := range table.Models {
+		names = append(names, n)
+	}
+	var hint string
+	if close := closest(name, names, 3); len(close) > 0 {
+		hint = " (did you mean " + strings.Join(close, " or ") + "?)"
+	}
+	return fmt.Errorf("model %s has no price%s; the model comes from AGENTFIX_MODEL (or bot fix --model, or the YAML key model) "+
+		"and the price table as of %s has %s; to run a model the table does not have, add its price under prices in the configuration, "+
+		"or set allow_unpriced_model: true (AGENTFIX_ALLOW_UNPRICED_MODEL=true) to count tokens instead",
+		name, hint, table.AsOf, pricedModels(table, provider))
+}
+
 // pricedModels lists the table's models of a provider, for error messages.
 func pricedModels(table PriceTable, provider string) string {
 	var names []string
@@ -102,4 +121,55 @@ func pricedModels(table PriceTable, provider string) string {
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")
+}
+
+// closest returns up to n of names nearest to name by edit distance,
+// nearest first, leaving out those that differ in more than a quarter of
+// name's characters (at least 2 edits are always allowed).
+func closest(name string, names []string, n int) []string {
+	type cand struct {
+		name string
+		dist int
+	}
+	limit := max(2, utf8.RuneCountInString(name)/4)
+	var cands []cand
+	for _, c := range names {
+		if d := editDistance(name, c); d <= limit {
+			cands = append(cands, cand{c, d})
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].dist != cands[j].dist {
+			return cands[i].dist < cands[j].dist
+		}
+		return cands[i].name < cands[j].name
+	})
+	var out []string
+	for _, c := range cands[:min(n, len(cands))] {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance of a and b in runes: the fewest
+// insertions, deletions and substitutions that turn one into the other.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
 }

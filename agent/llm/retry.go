@@ -10,14 +10,16 @@ import (
 )
 
 // callError is a failed provider call, classified: the HTTP status (0 for
-// a connection error), the provider's message, a Retry-After, and whether
-// the prompt no longer fits the context window.
+// a connection error), the provider's message, a Retry-After, whether the
+// prompt no longer fits the context window, and whether a 200 answer came
+// without a reply (no choices, no content), which is retried like a 5xx.
 type callError struct {
 	provider        string
 	status          int
 	message         string
 	retryAfter      time.Duration
 	contextExceeded bool
+	emptyReply      bool
 	err             error
 }
 
@@ -34,12 +36,18 @@ func (e *callError) Error() string {
 
 func (e *callError) Unwrap() error { return e.err }
 
+// refusedKey reports a provider's refusal of the credentials.
+func (e *callError) refusedKey() bool {
+	return e.status == http.StatusUnauthorized || e.status == http.StatusForbidden
+}
+
 // retryable reports failures worth another attempt: connection errors,
-// timeouts, conflicts, rate limits and server errors. Invalid requests,
-// authentication, permission and unknown-model errors are not.
+// timeouts, conflicts, rate limits, server errors and empty replies.
+// Invalid requests, authentication, permission and unknown-model errors
+// are not.
 func (e *callError) retryable() bool {
 	switch {
-	case e.status == 0, e.status == http.StatusRequestTimeout, e.status == http.StatusConflict,
+	case e.emptyReply, e.status == 0, e.status == http.StatusRequestTimeout, e.status == http.StatusConflict,
 		e.status == http.StatusTooManyRequests, e.status >= 500:
 		return true
 	}

@@ -46,6 +46,20 @@ func checkSandboxKind(kind string, allowUnsandboxed bool) error {
 	return nil
 }
 
+// setupEgress returns AGENTFIX_SETUP_EGRESS as its list, checked.
+func setupEgress(cfg *config.App) ([]string, error) {
+	var out []string
+	for _, e := range strings.Split(cfg.SetupEgress, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	if err := workspace.ValidateSetupEgress(out); err != nil {
+		return nil, configError{fmt.Errorf("AGENTFIX_SETUP_EGRESS: %w", err)}
+	}
+	return out, nil
+}
+
 // newSandbox builds the sandbox named kind; an unknown name or a sandbox
 // that cannot be built here (bwrap not installed, no image for docker) is a
 // configuration error.

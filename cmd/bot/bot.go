@@ -153,14 +153,27 @@ func (m *Main) loadConfig(cf configFlags) (*config.App, *slog.Logger, error) {
 	return cfg, log, nil
 }
 
+// newLogger returns the process's logger: text for people on a terminal
+// (AGENTFIX_LOG_FORMAT auto), JSON for log collectors otherwise, each
+// attribute once and no nil errors (logattr.Tidy).
 func newLogger(cfg *config.App, w io.Writer) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.LogLevel)) // validated
 	opts := &slog.HandlerOptions{Level: level}
-	if cfg.LogFormat == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
+	if cfg.LogFormat == "text" || cfg.LogFormat == "auto" && isTerminal(w) {
+		return slog.New(logattr.Tidy(slog.NewTextHandler(w, opts)))
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return slog.New(logattr.Tidy(slog.NewJSONHandler(w, opts)))
+}
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func lookup(environ []string, key string) string {

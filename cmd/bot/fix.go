@@ -46,6 +46,7 @@ func (m *Main) runFix(ctx context.Context, args []string) error {
 	o.Config, o.WorkDir, o.Environ, o.Stdout, o.Logger = cfg, m.WorkDir, m.Environ, m.Stdout, log
 	o.NewModel = func(name string) (agent.Model, error) { return newModel(cfg, name, log, nil) }
 	o.CheckSandbox, o.NewSandbox = checkSandboxKind, newSandbox
+	o.CheckModel = func(ctx context.Context, m agent.Model) error { return checkModel(ctx, cfg, m, log) }
 	return localfix.Run(ctx, o)
 }
 

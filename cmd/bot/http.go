@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,10 +19,11 @@ const shutdownTimeout = 15 * time.Second
 
 // serveHTTP serves h on addr until ctx is cancelled, then shuts down
 // gracefully, letting requests in flight finish.
-func (m *Main) serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
+// announce, when not nil, is told the address once the server listens.
+func (m *Main) serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logger, announce ...func(net.Addr)) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
+		return fmt.Errorf("listen on %s (AGENTFIX_LISTEN_ADDR): %w", addr, err)
 	}
 	srv := &http.Server{
 		Handler:           h,
@@ -32,6 +34,9 @@ func (m *Main) serveHTTP(ctx context.Context, addr string, h http.Handler, log *
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("listening", "addr", ln.Addr().String())
+	for _, a := range announce {
+		a(ln.Addr())
+	}
 	if m.Listening != nil {
 		m.Listening(ln.Addr().String())
 	}
@@ -60,4 +65,21 @@ func newRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg
+}
+
+// openURL is the address of path on a server listening on addr, as a
+// browser on this machine opens it: the public URL when there is one, else
+// localhost for an address on every interface.
+func openURL(publicURL string, addr net.Addr, path string) string {
+	if publicURL != "" {
+		return strings.TrimSuffix(publicURL, "/") + path
+	}
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String() + path
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + path
 }

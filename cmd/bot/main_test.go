@@ -15,6 +15,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -186,6 +187,12 @@ func TestStartupErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`)
+	}))
+	defer refusing.Close()
 	tests := []struct {
 		name    string
 		args    []string
@@ -203,7 +210,10 @@ func TestStartupErrors(t *testing.T) {
 		{"webhook in setup mode", []string{"webhook"}, []string{"AGENTFIX_REDIS_URL=redis://127.0.0.1:1/0"}, "AGENTFIX_APP_ID: required by `bot webhook` (setup mode is served by `bot serve`)", 2},
 		{"bad redis url", []string{"webhook"}, []string{"AGENTFIX_APP_ID=1", "AGENTFIX_PRIVATE_KEY_FILE=" + key, "AGENTFIX_WEBHOOK_SECRET=s", "AGENTFIX_REDIS_URL=memcached://x"}, `AGENTFIX_REDIS_URL: must be a URL such as redis://localhost:6379/0 (the scheme redis, rediss or redis-sentinel), got "memcached://x"`, 2},
 		{"missing config file", []string{"serve", "--config", "missing.yml"}, nil, "missing.yml: cannot read the configuration file: no such file or directory", 2},
-		{"listen address taken", []string{"serve"}, []string{"AGENTFIX_LISTEN_ADDR=" + taken.Addr().String()}, "address already in use", 1},
+		{"listen address taken", []string{"serve"}, []string{"AGENTFIX_LISTEN_ADDR=" + taken.Addr().String()}, "listen on " + taken.Addr().String() + " (AGENTFIX_LISTEN_ADDR)", 1},
+		{"model key refused", []string{"worker"}, []string{"AGENTFIX_APP_ID=1", "AGENTFIX_PRIVATE_KEY_FILE=" + key, "AGENTFIX_WEBHOOK_SECRET=s",
+			"AGENTFIX_REDIS_URL=redis://127.0.0.1:1/0", "AGENTFIX_MODEL=openai/gpt-5", "OPENAI_API_KEY=sk-wrong", "OPENAI_BASE_URL=" + refusing.URL + "/v1"},
+			"OPENAI_API_KEY: openai refused the key in OPENAI_API_KEY: 401 Unauthorized from " + refusing.URL + "/v1", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -29,19 +31,21 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	reg := newRegistry()
 	r := chi.NewRouter()
 	if cfg.SetupMode() {
-		log.Warn("setup mode: no GitHub App is configured; open /setup to create one")
+		log.Warn("setup mode: no GitHub App is configured yet")
 		r.Get("/healthz", webhook.Healthz)
 		r.Get("/readyz", webhook.Readyz(rdb))
 		r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		if err := m.mountSetup(r, cfg, log); err != nil {
 			return err
 		}
-		return m.serveHTTP(ctx, cfg.ListenAddr, r, log)
+		return m.serveHTTP(ctx, cfg.ListenAddr, r, log, func(a net.Addr) {
+			fmt.Fprintf(m.Stderr, "\nagentfix is in setup mode: open %s to create its GitHub App.\n\n", openURL(cfg.PublicURL, a, "/setup"))
+		})
 	}
 	if err := mountEdge(r, cfg, rdb, reg, log); err != nil {
 		return err
 	}
-	w, err := newWorker(cfg, rdb, reg, log)
+	w, err := newWorker(ctx, cfg, rdb, reg, log)
 	if err != nil {
 		return err
 	}

@@ -43,11 +43,13 @@ func (m *Main) runWebhook(ctx context.Context, args []string) error {
 // with asynq's queue metrics), the signed run pages and the admin views.
 func mountEdge(r chi.Router, cfg *config.App, rdb redis.UniversalClient, reg *prometheus.Registry, log *slog.Logger) error {
 	srv, err := webhook.New(webhook.Options{
-		Config:   cfg,
-		Redis:    rdb,
-		Queue:    jobs.NewClient(rdb, cfg.MaxDuration),
-		Registry: reg,
-		Logger:   log,
+		Config:           cfg,
+		Redis:            rdb,
+		Queue:            jobs.NewClient(rdb, cfg.MaxDuration),
+		Registry:         reg,
+		MaxInflightBytes: cfg.WebhookMaxInflightBytes, MaxClientInflightBytes: cfg.WebhookMaxClientInflightBytes,
+		BodyTimeout: cfg.WebhookBodyTimeout, BodyTimeoutPerMiB: cfg.WebhookBodyTimeoutPerMiB,
+		Logger: log,
 	})
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -46,7 +47,7 @@ func (m *Main) runWorker(ctx context.Context, args []string) error {
 		return err
 	}
 	reg := newRegistry()
-	w, err := newWorker(cfg, rdb, reg, log)
+	w, err := newWorker(ctx, cfg, rdb, reg, log)
 	if err != nil {
 		return err
 	}
@@ -74,11 +75,15 @@ func (m *Main) runWorker(ctx context.Context, args []string) error {
 // signed run links of PR bodies (with AGENTFIX_PUBLIC_URL), and the
 // sandbox and model named by the configuration. Names that select nothing, a sandbox that cannot run here
 // and a model that cannot be built stop startup.
-func newWorker(cfg *config.App, rdb redis.UniversalClient, reg *prometheus.Registry, log *slog.Logger) (*worker.Worker, error) {
+func newWorker(ctx context.Context, cfg *config.App, rdb redis.UniversalClient, reg *prometheus.Registry, log *slog.Logger) (*worker.Worker, error) {
 	if cfg.Model == "" {
 		return nil, configError{errors.New("AGENTFIX_MODEL: required by the worker, e.g. openai/gpt-5 or anthropic/claude-sonnet-4-5")}
 	}
-	if _, err := newModel(cfg, cfg.Model, log, nil); err != nil {
+	model, err := newModel(cfg, cfg.Model, log, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkModel(ctx, cfg, model, log); err != nil {
 		return nil, err
 	}
 	modelErrors := prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -88,7 +93,15 @@ func newWorker(cfg *config.App, rdb redis.UniversalClient, reg *prometheus.Regis
 	if err := reg.Register(modelErrors); err != nil {
 		return nil, fmt.Errorf("register model metrics: %w", err)
 	}
-	sandbox := workerSandbox(cfg)
+	egress, err := setupEgress(cfg)
+	if err != nil {
+		return nil, err
+	}
+	limits, err := sandboxLimits(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	sandbox := workerSandbox(cfg, egress, limits.Cgroups)
 	if err := probeSandbox(sandbox); err != nil {
 		return nil, err
 	}
@@ -112,8 +125,13 @@ func newWorker(cfg *config.App, rdb redis.UniversalClient, reg *prometheus.Regis
 	if err != nil {
 		return nil, configError{err}
 	}
+	var disk *workspace.JobDiskOptions
+	if limits.Disk.Enforced {
+		disk = &workspace.JobDiskOptions{}
+	}
 	return worker.New(worker.Options{
-		Config: cfg, Redis: rdb, GitHub: worker.FromApp(app), Cache: cache, Runs: store,
+		JobDisk: disk,
+		Config:  cfg, Redis: rdb, GitHub: worker.FromApp(app), Cache: cache, Runs: store,
 		Sandbox: sandbox,
 		Model: func(name string) (agent.Model, error) {
 			provider, _, _ := strings.Cut(name, "/")
@@ -131,11 +149,36 @@ func newWorker(cfg *config.App, rdb redis.UniversalClient, reg *prometheus.Regis
 
 // workerSandbox returns the worker's sandbox factory: the sandbox named by
 // AGENTFIX_SANDBOX, with the image of AGENTFIX_SANDBOX_IMAGE for docker.
-func workerSandbox(cfg *config.App) worker.SandboxFactory {
+func workerSandbox(cfg *config.App, egress []string, cgroups *workspace.Cgroups) worker.SandboxFactory {
 	return func(o workspace.Options) (tools.Sandbox, error) {
-		o.AllowUnsandboxed, o.Image = cfg.AllowUnsandboxed, cfg.SandboxImage
+		o.AllowUnsandboxed, o.Image, o.SetupEgress, o.Cgroups = cfg.AllowUnsandboxed, cfg.SandboxImage, egress, cgroups
 		return newSandbox(cfg.Sandbox, o)
 	}
+}
+
+// sandboxLimits says at startup which per-job limits the kernel enforces
+// for the bwrap sandbox here; without AGENTFIX_ALLOW_UNENFORCED_LIMITS a
+// limit it cannot enforce stops the worker. Other sandboxes have their
+// own limits (docker) or none (none).
+func sandboxLimits(ctx context.Context, cfg *config.App, log *slog.Logger) (workspace.LimitsReport, error) {
+	if cfg.Sandbox != "bwrap" {
+		return workspace.LimitsReport{}, nil
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return workspace.LimitsReport{}, fmt.Errorf("AGENTFIX_DATA_DIR: %w", err)
+	}
+	rep, err := workspace.CheckLimits(ctx, cfg.DataDir)
+	if err != nil {
+		return rep, fmt.Errorf("check the sandbox's limits: %w", err)
+	}
+	log.Info("sandbox limits per job:\n" + strings.TrimRight(rep.String(), "\n"))
+	if err := rep.Err(); err != nil {
+		if !cfg.AllowUnenforcedLimits {
+			return rep, configError{fmt.Errorf("AGENTFIX_ALLOW_UNENFORCED_LIMITS: %w; give the worker what it needs (docs/operations.md), or set AGENTFIX_ALLOW_UNENFORCED_LIMITS=true to run without them", err)}
+		}
+		log.Warn("running with per-job limits the kernel does not enforce (AGENTFIX_ALLOW_UNENFORCED_LIMITS)", logErr(err))
+	}
+	return rep, nil
 }
 
 // probeSandbox builds one sandbox on throwaway directories, so a sandbox
@@ -153,8 +196,14 @@ func probeSandbox(sandbox worker.SandboxFactory) error {
 			return err
 		}
 	}
-	_, err = sandbox(workspace.Options{Workspace: ws, Cache: cache})
-	return err
+	sb, err := sandbox(workspace.Options{Workspace: ws, Cache: cache})
+	if err != nil {
+		return err
+	}
+	if c, ok := sb.(io.Closer); ok {
+		return c.Close() // the probe's cgroup goes with it
+	}
+	return nil
 }
 
 // runAll runs each function until ctx is done or one of them returns; then

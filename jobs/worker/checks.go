@@ -21,8 +21,9 @@ const CheckRunName = "agentfix"
 // round's commit supersedes. The App may lack the checks permission:
 // failures are logged, never the job's.
 type checks struct {
-	texts *report.Texts
-	store *store.Store
+	journal *journal
+	texts   *report.Texts
+	store   *store.Store
 }
 
 // start puts the job's check run on sha in progress (title), or finds the
@@ -45,6 +46,12 @@ func (c *checks) start(ctx context.Context, j *job, sha, title string, res agent
 	}
 	if err == nil {
 		err = c.store.SetCheckRun(ctx, j.key, store.CheckRun{SHA: sha, ID: cr.ID})
+	}
+	if err == nil {
+		err = c.journal.add(openJob{Key: j.key, TaskID: j.taskID, DeliveryID: j.delivery, Installation: j.install,
+			Repo: j.repo.String(), Thread: j.thread, Requester: j.requester.Login}, func(e *openJob) {
+			e.Checks = append(e.Checks, checkEntry{SHA: sha, ID: cr.ID})
+		})
 	}
 	if err != nil {
 		j.log.Warn("create check run", logattr.Err, err)
@@ -85,6 +92,7 @@ func (c *checks) data(j *job, res agent.Result, running bool) report.Check {
 		Steps: res.Steps, CostUSD: res.CostUSD, Duration: res.Duration, RunID: j.runID()}
 	if !running {
 		d.ExitStatus, d.Detail, d.Verification = string(res.Status), report.IncompleteDetail(res), report.Verification(res)
+		d.Evidence = evidence(j.saved.Review, j.cfg.Repo, taskText(j))
 	}
 	return d
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/agentfix/agentfix/jobs"
 	"github.com/agentfix/agentfix/jobs/worker/outcome"
 	"github.com/agentfix/agentfix/jobs/worker/report"
-	"github.com/agentfix/agentfix/jobs/worker/store"
 )
 
 // Follow-up rounds (DESIGN.md §4): the commands kept while a round is
@@ -137,7 +136,7 @@ func (w *Worker) startFollowUp(ctx context.Context, f jobs.FollowUp, repo ghapp.
 	// Its status comment now, so the pull request shows it is queued.
 	gh, err := w.opts.GitHub.Installation(f.Installation)
 	if err == nil {
-		_, err = w.statuses.ensure(ctx, gh, repo, f.Number, store.JobKey(taskID, delivery), first.Requester.Login)
+		_, err = w.statuses.ensure(ctx, gh, statusOf{install: f.Installation, repo: repo, number: f.Number, taskID: taskID, delivery: delivery, requester: first.Requester.Login})
 	}
 	if err != nil {
 		log.Warn("post the follow-up round's status comment; the round posts it when it starts", logattr.Err, err)
@@ -222,7 +221,7 @@ func (nt *notice) queuedRound(ctx context.Context) (outcome.Outcome, error) {
 		d := nt.w.replies.data(n.Requester.Login, n.DeliveryID)
 		return posted(outcome.NotBotsPR, nt.w.replies.post(ctx, nt.gh, nt.repo, n.Number, report.ReplyNotMyPR, d))
 	}
-	if _, err := nt.w.statuses.ensure(ctx, nt.gh, nt.repo, n.Number, store.JobKey(n.AgentTaskID, n.DeliveryID), n.Requester.Login); err != nil {
+	if _, err := nt.w.statuses.ensure(ctx, nt.gh, nt.statusOf()); err != nil {
 		return outcome.Error, err
 	}
 	return outcome.Acknowledged, nil

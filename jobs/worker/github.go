@@ -134,6 +134,8 @@ type RunStore interface {
 	// Open reopens run id (a retry whose agent already ran), or creates it
 	// from m.
 	Open(ctx context.Context, id string, m runs.Meta) (*runs.Run, error)
+	// Get reads run id's record (runs.ErrNotFound when there is none).
+	Get(ctx context.Context, id string) (runs.Record, error)
 }
 
 var _ RunStore = (*runs.Store)(nil)

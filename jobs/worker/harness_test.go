@@ -140,7 +140,7 @@ func newHarness(t *testing.T, script ...turn) *harness {
 	cfg.MaxSteps, cfg.MaxCostUSD, cfg.MaxDuration = 20, 1, 5*time.Minute
 	cfg.AgentConcurrency, cfg.InteractiveConcurrency = 1, 2
 	h.cfg = cfg
-	if h.cache, err = workspace.NewCache(workspace.CacheOptions{Dir: filepath.Join(h.data, "repos"), Logger: h.logger()}); err != nil {
+	if h.cache, err = workspace.NewCache(workspace.CacheOptions{Dir: filepath.Join(h.data, "repos"), Logger: h.logger(), Sleep: h.waits.sleep}); err != nil {
 		t.Fatal(err)
 	}
 	if h.store, err = runs.New(runs.Options{Dir: filepath.Join(h.data, "runs"), Redis: rdb, Retention: cfg.RunRetention}); err != nil {
@@ -498,6 +498,17 @@ func (m *fakeModel) requestModel(n int) string {
 	}
 	name, _ := m.requests[n]["model"].(string)
 	return name
+}
+
+// request returns the n-th query (from 0) as JSON, "" when there is none.
+func (m *fakeModel) request(n int) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n >= len(m.requests) {
+		return ""
+	}
+	b, _ := json.Marshal(m.requests[n])
+	return string(b)
 }
 
 func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {

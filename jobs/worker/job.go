@@ -106,6 +106,15 @@ func (w *Worker) runJob(ctx context.Context, p pipeline) error {
 		}
 		return err
 	}
+	if j.saved.Done == nil {
+		// Every final outcome is marked reported, so the sweep (sweep.go)
+		// leaves the archived task alone.
+		j.saved.Done = &store.Published{Outcome: o}
+		if serr := w.store.SaveResult(context.WithoutCancel(ctx), j.key, j.saved); serr != nil {
+			j.log.Warn("mark job reported", logattr.Err, serr)
+		}
+	}
+	w.journal.remove(j.key)
 	if err != nil {
 		j.log.Info(j.kind+" job ended", logattr.Outcome, o, logattr.Err, err)
 		return skip(err)

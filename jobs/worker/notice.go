@@ -79,6 +79,13 @@ func (nt *notice) handle(ctx context.Context) (outcome.Outcome, error) {
 	return outcome.Invalid, skip(fmt.Errorf("notice outcome %q is unknown", n.Outcome))
 }
 
+// statusOf names the status comment of the notice's agent job.
+func (nt *notice) statusOf() statusOf {
+	n := nt.n
+	return statusOf{install: n.Installation, repo: nt.repo, number: n.Number, taskID: n.AgentTaskID,
+		delivery: n.DeliveryID, requester: n.Requester.Login}
+}
+
 // acknowledge puts 👀 on what triggered: the comment, the inline review
 // comment, or the issue for a label. A review has no reactions API.
 func (nt *notice) acknowledge(ctx context.Context) error {
@@ -160,7 +167,7 @@ func (nt *notice) queued(ctx context.Context) (outcome.Outcome, error) {
 	if n.IsPR {
 		return nt.queuedRound(ctx)
 	}
-	if _, err := nt.w.statuses.ensure(ctx, nt.gh, nt.repo, n.Number, store.JobKey(n.AgentTaskID, n.DeliveryID), n.Requester.Login); err != nil {
+	if _, err := nt.w.statuses.ensure(ctx, nt.gh, nt.statusOf()); err != nil {
 		return outcome.Error, err
 	}
 	return outcome.Acknowledged, nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/agentfix/agentfix/jobs/worker/store"
 	"github.com/agentfix/agentfix/runs"
 	"github.com/agentfix/agentfix/session"
+	"github.com/agentfix/agentfix/tools"
 	"github.com/agentfix/agentfix/workspace"
 )
 
@@ -103,7 +106,10 @@ func (w *Worker) workOn(ctx context.Context, s stage) (outcome.Outcome, error) {
 		}
 		return w.publishResult(ctx, s, wt, f)
 	}
-	res, err := w.agent.run(ctx, j, wt, s.task())
+	task := s.task()
+	in := w.instructions(ctx, j, wt, f)
+	task.RepoInstructions = in.Root
+	res, err := w.agent.run(ctx, j, wt, task, in.Nested)
 	if ctx.Err() != nil || (err == nil && res.Agent.Status == agent.Cancelled) {
 		if err != nil {
 			res.Agent = agent.Result{RunID: j.rec.ID(), Status: agent.Cancelled, Reason: err.Error()}
@@ -127,6 +133,27 @@ func (w *Worker) workOn(ctx context.Context, s stage) (outcome.Outcome, error) {
 	return w.publishResult(ctx, s, wt, f)
 }
 
+// instructions reads the repository's instructions files for agents from
+// its default branch (never from a branch the agent wrote) and names them
+// in the status comment; a failure is logged and the agent goes without.
+func (w *Worker) instructions(ctx context.Context, j *job, wt *workspace.WorkTree, f fetched) session.Instructions {
+	head := f.branches[f.info.DefaultBranch]
+	if head == "" {
+		return session.Instructions{}
+	}
+	in, err := session.ReadInstructions(ctx, wt, head)
+	if err != nil {
+		j.log.Warn("read the repository's instructions files", logattr.Err, err)
+		return session.Instructions{}
+	}
+	if names := in.Names(); len(names) > 0 {
+		j.show(ctx, func(d *report.Status) {
+			d.Notes = append(d.Notes, "The agent follows the repository's instructions in "+strings.Join(names, ", ")+".")
+		})
+	}
+	return in
+}
+
 // openRun starts the run record, or reopens the one of the attempt whose
 // result was saved.
 func (w *Worker) openRun(ctx context.Context, j *job) (*runs.Run, error) {
@@ -137,7 +164,50 @@ func (w *Worker) openRun(ctx context.Context, j *job) (*runs.Run, error) {
 	if j.resumed {
 		return w.opts.Runs.Open(ctx, j.saved.RunID, m)
 	}
-	return w.opts.Runs.Create(ctx, m)
+	prev, err := w.store.JobRun(ctx, j.key)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := w.opts.Runs.Create(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.store.SetJobRun(ctx, j.key, rec.ID()); err != nil {
+		rec.Close()
+		return nil, err
+	}
+	if prev != "" {
+		// An earlier attempt crashed while its agent ran: its run ends
+		// here, and its working copy goes.
+		w.endRun(ctx, j.log, prev, outcome.Interrupted, "the worker stopped during this attempt; the job was tried again")
+	}
+	return rec, nil
+}
+
+// endRun marks run id, left "running" by an attempt that never ended it,
+// as ended with o and reason, and removes its working copy. Failures are
+// logged.
+func (w *Worker) endRun(ctx context.Context, log *slog.Logger, id string, o outcome.Outcome, reason string) {
+	if err := workspace.RemoveJobDir(filepath.Join(w.checkout.jobsDir, id)); err != nil {
+		log.Warn("remove the working copy of an ended run", logattr.RunID, id, logattr.Err, err)
+	}
+	if r, err := w.opts.Runs.Get(ctx, id); errors.Is(err, runs.ErrNotFound) || err == nil && r.Meta.Status != runs.StatusRunning {
+		return
+	}
+	rec, err := w.opts.Runs.Open(ctx, id, runs.Meta{})
+	if err == nil {
+		defer rec.Close()
+		err = rec.Update(func(m *runs.Meta) {
+			m.Status, m.ExitReason, m.Ended = string(o), reason, w.now()
+			m.Duration = m.Ended.Sub(m.Started)
+		})
+		if err == nil {
+			err = rec.Save(ctx)
+		}
+	}
+	if err != nil {
+		log.Warn("end a run left running", logattr.RunID, id, logattr.Err, err)
+	}
 }
 
 // publishResult reports the agent's result by its exit status: a change is
@@ -164,6 +234,10 @@ func (w *Worker) publishResult(ctx context.Context, s stage, wt *workspace.WorkT
 	changes, err := wt.Changes(ctx)
 	if err != nil {
 		return outcome.Error, err
+	}
+	if links := tools.RefusedSymlinks(changes.Symlinks); len(links) > 0 {
+		detail := fmt.Sprintf("the change holds symbolic links the bot never pushes: %s.", strings.Join(links, "; "))
+		return w.end(ctx, s, outcome.SymlinksRefused, detail, res.Patch)
 	}
 	if len(changes.Workflows) > 0 && !j.cfg.AllowWorkflowChanges {
 		detail := fmt.Sprintf("the change touches %s, and the bot may not change workflows in this repository.",
@@ -290,13 +364,31 @@ func (w *Worker) giveUp(ctx context.Context, s stage, cause error, attempts int)
 	ctx, cancel := w.reportCtx(ctx)
 	defer cancel()
 	detail := fmt.Sprintf("an internal error stopped the job after %d attempts; the worker's logs have the details.", attempts)
+	res := j.saved.Result
+	var patch string
+	if j.resumed && res.Patch != "" {
+		// The agent's change was saved: it is not lost to the requester.
+		detail = fmt.Sprintf("an internal error stopped the job after %d attempts, after the agent finished; its change is below, and the worker's logs have the details.", attempts)
+		patch = res.Patch
+		if j.rec == nil {
+			rec, err := w.openRun(ctx, j)
+			if err != nil {
+				j.log.Warn("reopen the run record", logattr.Err, err)
+			}
+			j.rec = rec
+			if rec != nil {
+				defer rec.Close()
+			}
+		}
+	}
 	j.log.Error(j.kind+" job failed for good", logattr.Err, cause)
+	w.record(ctx, j, res, func(m *runs.Meta) { m.Status = string(outcome.Failed) })
 	if j.status == nil {
 		return outcome.Failed
 	}
 	j.show(ctx, func(d *report.Status) { d.Phase, d.Outcome, d.Detail = report.PhaseFailed, outcome.Failed, detail })
-	s.ended(ctx, outcome.Failed, "", agent.Result{})
-	if err := s.final(ctx, report.Final{Outcome: outcome.Failed, Detail: detail}, outcome.Failed); err != nil {
+	s.ended(ctx, outcome.Failed, "", res)
+	if err := s.final(ctx, report.Final{Outcome: outcome.Failed, Detail: detail, Patch: patch}, outcome.Failed); err != nil {
 		j.log.Warn("post final comment", logattr.Err, err)
 	}
 	return outcome.Failed

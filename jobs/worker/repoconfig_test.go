@@ -61,7 +61,7 @@ func TestRepoTestCommand(t *testing.T) {
 		{
 			name:       "passing test, ready",
 			test:       "grep -q 'a + b' calc.go && echo calc ok",
-			inReview:   "- The repository's test command `grep -q 'a + b' calc.go && echo calc ok` passed:\n\n```\ncalc ok\n```",
+			inReview:   "- The repository's test command `grep -q 'a + b' calc.go && echo calc ok` passed on a clean checkout of your change (outside your sandbox, with a fresh HOME):\n\n```\ncalc ok\n```",
 			inBody:     []string{"The harness ran the repository's test command `grep -q 'a + b' calc.go && echo calc ok` when the agent reviewed its change: it passed on the final change."},
 			finalWords: "I opened #2 for this issue; it is ready for your review.",
 		},
@@ -69,13 +69,13 @@ func TestRepoTestCommand(t *testing.T) {
 			name:     "failing test, draft",
 			test:     "echo 'FAIL: calc.Sub is missing'; exit 3",
 			draft:    true,
-			inReview: "- The repository's test command `echo 'FAIL: calc.Sub is missing'; exit 3` failed with exit code 3:\n\n```\nFAIL: calc.Sub is missing\n```",
+			inReview: "- The repository's test command `echo 'FAIL: calc.Sub is missing'; exit 3` failed with exit code 3 on a clean checkout of your change (outside your sandbox, with a fresh HOME):\n\n```\nFAIL: calc.Sub is missing\n```",
 			inBody: []string{
-				"> Opened as a draft: the repository's test command `echo 'FAIL: calc.Sub is missing'; exit 3` failed with exit code 3 on the change.",
+				"> Opened as a draft: the test command failed with exit code 3 on the change, and its output has no per-test results to compare with the base commit.",
 				"it failed with exit code 3 on the final change.",
 				"<details><summary>The end of its output</summary>\n\n```\nFAIL: calc.Sub is missing\n```",
 			},
-			finalWords: "I opened #2 for this issue as a draft: the repository's test command",
+			finalWords: "I opened #2 for this issue as a draft: the test command failed with exit code 3 on the change",
 		},
 	}
 	for _, tt := range tests {
@@ -170,26 +170,31 @@ func TestRepoConfigOnAnotherBranch(t *testing.T) {
 func TestSetupCommands(t *testing.T) {
 	t.Parallel()
 	t.Run("network on, then off for the agent", func(t *testing.T) {
+		// A service on the worker's loopback (Redis, /metrics) that neither
+		// setup, in its own network namespace, nor the agent reaches.
 		var hits atomic.Int32
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			hits.Add(1)
-			_, _ = w.Write([]byte("deps-ready"))
+			_, _ = w.Write([]byte("local-service"))
 		}))
 		t.Cleanup(srv.Close)
 		port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
 		fetch := "exec 3<>/dev/tcp/127.0.0.1/" + port + " && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3"
+		setup := `{ grep -q tap0 /proc/net/dev && echo setup-has-network; (` + fetch + `) || echo setup-no-loopback; } > "$HOME/deps.txt" 2>&1`
 		h := newHarness(t)
-		h.configure("main", "setup:\n  - "+yamlQuote(fetch+` > "$HOME/deps.txt"`)+"\n")
+		h.configure("main", "setup:\n  - "+yamlQuote(setup)+"\n")
 		h.model.add(bash(`cat "$HOME/deps.txt"; `+fetch+` || echo no network`), fixCalc(), submit("Fixed Add."), submit(""))
 		h.startWorker()
 		h.label(hRequester)
 		h.waitFor("the final comment", func() bool { return len(h.finals()) == 1 })
-		if n := hits.Load(); n != 1 {
-			t.Errorf("the server got %d requests, want 1: the setup command's, not the agent's", n)
+		if n := hits.Load(); n != 0 {
+			t.Errorf("the worker's loopback service got %d requests, want none", n)
 		}
 		obs := h.model.lastMessages()[1]
-		if !strings.Contains(obs, "deps-ready") || !strings.Contains(obs, "no network") {
-			t.Errorf("the agent saw %q, want the setup's download and no network of its own", obs)
+		for _, want := range []string{"setup-has-network", "setup-no-loopback", "no network"} {
+			if !strings.Contains(obs, want) {
+				t.Errorf("the agent saw %q, want %q: setup's own network without the worker's loopback, and no network of its own", obs, want)
+			}
 		}
 		if len(h.prs()) != 1 {
 			t.Errorf("pull requests = %d, want 1", len(h.prs()))
@@ -384,5 +389,36 @@ func TestHelpShowsTheRepositorysLimits(t *testing.T) {
 		"- all repositories of this installation together: $100.00 of model spend per day (UTC), $2.50 spent today\n"
 	if !strings.HasSuffix(got, want) {
 		t.Errorf("help reply ends (-want +got):\n%s", cmp.Diff(want, got[max(0, len(got)-len(want)):]))
+	}
+}
+
+// TestInstructionsFromTheDefaultBranch: the repository's AGENTS.md reaches
+// the agent's task and the status comment names it; a nested one is shown
+// when the agent first reads a file under it.
+func TestInstructionsFromTheDefaultBranch(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.f.Commit(hRepo, "main", map[string]string{
+		"AGENTS.md":         "Always run go vet before you submit.\n",
+		"pkg/api/AGENTS.md": "The API is frozen: never rename exported names.\n",
+		"pkg/api/api.go":    "package api\n",
+	}, "agents")
+	h.model.add(
+		turn{calls: []call{{"str_replace_editor", map[string]string{"command": "view", "path": "pkg/api/api.go"}}}},
+		fixCalc(), submit("Fixed Add."), submit(""),
+	)
+	h.startWorker()
+	h.label(hRequester)
+	h.waitFor("the pull request", func() bool { return len(h.prs()) == 1 })
+	first, third := h.model.request(0), h.model.request(2)
+	if !strings.Contains(first, "Always run go vet before you submit.") || !strings.Contains(first, "AGENTS.md") {
+		t.Errorf("the first request lacks the repository's AGENTS.md:\n%s", first)
+	}
+	if strings.Contains(first, "The API is frozen") || !strings.Contains(third, "The API is frozen: never rename exported names.") {
+		t.Errorf("the nested AGENTS.md should first appear after the view of pkg/api/api.go")
+	}
+	status := h.commentsWith(h.issue, "agentfix:status")
+	if len(status) != 1 || !strings.Contains(status[0].Body, "instructions in AGENTS.md, pkg/api/AGENTS.md") {
+		t.Errorf("status comment does not name the instructions files:\n%+v", status)
 	}
 }

@@ -348,7 +348,7 @@ func TestNoPullRequest(t *testing.T) {
 		setup  func(h *harness)
 		script []turn
 		want   string // in the final comment (or the reply)
-		patch  bool   // the final comment shows the partial change
+		patch  bool   // the final comment shows the agent's change
 	}{
 		{
 			name:   "limit without a change",
@@ -394,8 +394,8 @@ func TestNoPullRequest(t *testing.T) {
 				t.Errorf("the branch was pushed")
 			}
 			body := answers()[0].Body
-			if got := strings.Contains(body, "The agent's partial change"); got != tt.patch {
-				t.Errorf("final comment shows the partial change: %v, want %v:\n%s", got, tt.patch, body)
+			if got := strings.Contains(body, "The agent's change"); got != tt.patch {
+				t.Errorf("final comment shows the agent's change: %v, want %v:\n%s", got, tt.patch, body)
 			}
 			for _, c := range h.commentsWith(h.issue, "agentfix:status") {
 				if !strings.Contains(c.Body, "Stopped") && !strings.Contains(c.Body, "Failed") {
@@ -431,6 +431,40 @@ func TestGivesUpAfterTheLastAttempt(t *testing.T) {
 	}
 	if strings.Contains(final[0].Body, "500") || strings.Contains(final[0].Body, "GET") {
 		t.Errorf("the final comment shows internal detail:\n%s", final[0].Body)
+	}
+}
+
+// TestPushFailsForGood: the git server answers every push with 502; each
+// attempt tries the push several times, and when the last attempt gives up
+// the agent's change is not lost: the final comment carries it and the
+// run record keeps it. The agent ran once.
+func TestPushFailsForGood(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, fixScript(t.TempDir())...)
+	for range 3 * 4 { // 3 attempts of 4 tries each
+		h.f.FailNext(http.MethodPost, "/git/*/*/git-receive-pack", http.StatusBadGateway, nil)
+	}
+	h.startWorker()
+	h.label(hRequester)
+	h.waitFor("the task to be archived", func() bool { return h.taskState() == "archived" })
+	final := h.commentsWith(h.issue, "agentfix:final")
+	if len(final) != 1 || !strings.Contains(final[0].Body, "after the agent finished; its change is below") ||
+		!strings.Contains(final[0].Body, "+\treturn a + b") {
+		t.Fatalf("final comments = %+v, want one with the agent's change", final)
+	}
+	if h.model.calls() != 5 || len(h.prs()) != 0 {
+		t.Errorf("model calls %d, PRs %d; want 5 (one run) and none", h.model.calls(), len(h.prs()))
+	}
+	list, err := h.store.List(t.Context(), 10)
+	if err != nil || len(list) != 1 || list[0].Status != string(outcome.Failed) {
+		t.Fatalf("runs = %+v, %v; want the one run, failed", list, err)
+	}
+	run, err := h.store.Get(t.Context(), list[0].RunID)
+	if err != nil || !strings.Contains(run.Patch, "+\treturn a + b") {
+		t.Errorf("the run record's patch = %q, %v; want the agent's change", run.Patch, err)
+	}
+	if h.f.PendingFaults() != 0 {
+		t.Errorf("%d push faults did not fire", h.f.PendingFaults())
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 // statuses makes each job's one status comment: posted "queued" by the
 // notice or by the job, whichever comes first, then edited in place.
 type statuses struct {
+	journal  *journal
 	texts    *report.Texts
 	store    *store.Store
 	interval time.Duration
@@ -31,10 +32,30 @@ func statusMarker(key string) string { return ghapp.Marker("status " + key) }
 // the pull request.
 func onPR(key string) bool { return strings.HasPrefix(key, jobs.TypeRevise+":") }
 
-// ensure returns the status comment of job key on issue or pull request
-// number, posting it ("queued") when neither the notice nor an earlier
-// attempt did.
-func (s *statuses) ensure(ctx context.Context, gh comments, repo ghapp.Repo, number int, key, requester string) (store.CommentRef, error) {
+// statusOf names the job a status comment belongs to.
+type statusOf struct {
+	install          int64
+	repo             ghapp.Repo
+	number           int // the issue or pull request it is on
+	taskID, delivery string
+	requester        string
+}
+
+// ensure returns the status comment of job of on its issue or pull
+// request, posting it ("queued") when neither the notice nor an earlier
+// attempt did, and notes it in this worker's journal of open jobs.
+func (s *statuses) ensure(ctx context.Context, gh comments, of statusOf) (store.CommentRef, error) {
+	key := store.JobKey(of.taskID, of.delivery)
+	ref, err := s.post(ctx, gh, of.repo, of.number, key, of.requester)
+	if err == nil {
+		err = s.journal.add(openJob{Key: key, TaskID: of.taskID, DeliveryID: of.delivery, Installation: of.install,
+			Repo: of.repo.String(), Thread: of.number, Requester: of.requester, Comment: ref.ID}, nil)
+	}
+	return ref, err
+}
+
+// post returns job key's status comment, posting it when nobody has.
+func (s *statuses) post(ctx context.Context, gh comments, repo ghapp.Repo, number int, key, requester string) (store.CommentRef, error) {
 	return s.store.StatusComment(ctx, key, func(ctx context.Context) (store.CommentRef, error) {
 		marker := statusMarker(key)
 		if c, found, err := gh.FindComment(ctx, repo, number, marker); err != nil {
@@ -64,7 +85,8 @@ func (s *statuses) editor(gh comments, repo ghapp.Repo, ref store.CommentRef, ke
 
 // open finds or posts job j's status comment on its thread and sets it.
 func (s *statuses) open(ctx context.Context, j *job) error {
-	ref, err := s.ensure(ctx, j.gh, j.repo, j.thread, j.key, j.requester.Login)
+	ref, err := s.ensure(ctx, j.gh, statusOf{install: j.install, repo: j.repo, number: j.thread, taskID: j.taskID,
+		delivery: j.delivery, requester: j.requester.Login})
 	if err != nil {
 		return err
 	}

@@ -96,6 +96,13 @@ type Options struct {
 	// scheduled and retried tasks that became due (asynq's defaults, 1 s
 	// and 5 s, when zero); tests set them short.
 	TaskCheckInterval, DelayedTaskCheckInterval time.Duration
+	// JobDisk, when set, puts each job's working copy and cache on a
+	// size- and inode-limited disk of its own (workspace.CheckLimits says
+	// whether the host can).
+	JobDisk *workspace.JobDiskOptions
+	// SweepInterval is how often the worker looks for jobs that ended
+	// without a word to people (DefaultSweepInterval; negative: never).
+	SweepInterval time.Duration
 }
 
 // Worker runs the interactive and agent queues: two asynq servers on one
@@ -111,7 +118,8 @@ type Worker struct {
 	log       *slog.Logger
 	now       func() time.Time
 
-	texts *report.Texts
+	texts   *report.Texts
+	journal *journal
 	// The steps every job is made of.
 	replies  *replier
 	statuses *statuses
@@ -157,6 +165,9 @@ func New(o Options) (*Worker, error) {
 	if o.Poll <= 0 {
 		o.Poll = DefaultPoll
 	}
+	if o.SweepInterval == 0 {
+		o.SweepInterval = DefaultSweepInterval
+	}
 	x, err := report.New()
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
@@ -181,14 +192,15 @@ func New(o Options) (*Worker, error) {
 		now:       o.Now,
 		texts:     x,
 	}
+	w.journal = &journal{dir: filepath.Join(dataDir, "open")}
 	w.replies = &replier{texts: x, store: st, cfg: o.Config}
-	w.statuses = &statuses{texts: x, store: st, interval: o.StatusInterval, now: o.Now, cfg: o.Config}
+	w.statuses = &statuses{journal: w.journal, texts: x, store: st, interval: o.StatusInterval, now: o.Now, cfg: o.Config}
 	w.settings = &settingsLoader{inst: o.GitHub, cfg: o.Config, allowWorkflows: o.AllowWorkflowChanges, model: o.Model}
 	w.gate = &gate{budget: o.Budget, replies: w.replies}
-	w.checkout = &checkout{cache: o.Cache, inst: o.GitHub, jobsDir: filepath.Join(dataDir, "jobs")}
+	w.checkout = &checkout{cache: o.Cache, inst: o.GitHub, jobsDir: filepath.Join(dataDir, "jobs"), disk: o.JobDisk}
 	w.agent = &agentStep{sandbox: o.Sandbox, model: o.Model, budget: o.Budget, price: o.ModelPrice,
-		metrics: m, store: st, now: o.Now}
-	w.checks = &checks{texts: x, store: st}
+		metrics: m, store: st, now: o.Now, scratch: filepath.Join(dataDir, "jobs")}
+	w.checks = &checks{journal: w.journal, texts: x, store: st}
 	w.publish = &publisher{cache: o.Cache, inst: o.GitHub, texts: x, author: o.CommitAuthor, cfg: o.Config,
 		publicURL: o.PublicURL, linkKey: o.LinkKey, now: o.Now}
 	return w, nil
@@ -236,7 +248,21 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	w.log.Info(fmt.Sprintf("worker started: %d agent and %d interactive slots",
 		w.opts.Config.AgentConcurrency, w.opts.Config.InteractiveConcurrency))
+	var sweeping sync.WaitGroup
+	if w.opts.SweepInterval > 0 {
+		sweeping.Add(1)
+		go func() {
+			defer sweeping.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					w.log.Error(fmt.Sprintf("the sweep panicked: %v", p))
+				}
+			}()
+			w.sweepLoop(ctx, w.opts.SweepInterval)
+		}()
+	}
 	<-ctx.Done()
+	sweeping.Wait()
 	w.log.Info("worker shutting down")
 	var wg sync.WaitGroup
 	for _, s := range servers {

@@ -22,6 +22,9 @@ const (
 	// WorkflowsRefused: the change touches workflows, which the
 	// repository does not let the bot change.
 	WorkflowsRefused Outcome = "workflows_refused"
+	// SymlinksRefused: the change holds symbolic links the bot never
+	// pushes (under .github/, or pointing outside the repository).
+	SymlinksRefused Outcome = "symlinks_refused"
 	// Failed: the job ended without a pull request for a reason it told
 	// the requester (the agent failed, a push was refused, it gave up
 	// after its last attempt).

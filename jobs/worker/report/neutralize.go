@@ -116,7 +116,14 @@ func closingRun(s string, n int) int {
 var (
 	imageRe   = regexp.MustCompile(`!\[[^\]]*\](\([^)]*\)|\[[^\]]*\])?`)
 	mentionRe = regexp.MustCompile(`(^|[^\w/@.-])@([A-Za-z0-9][A-Za-z0-9-]*(/[A-Za-z0-9_.-]+)?)`)
-	closingRe = regexp.MustCompile(`(?i)\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)(:?\s+)([\w.-]+/[\w.-]+)?#(\d+)`)
+	// closingRe is a closing keyword and what it closes: #N, owner/repo#N,
+	// GH-N, or an issue or pull request URL; group 1 is everything up to
+	// the number, group 2 the number.
+	closingRe = regexp.MustCompile(`(?i)(\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)(?::\s*|\s+)(?:(?:[\w.-]+/[\w.-]+)?#|GH-|https?://\S+?/(?:issues|pull)/))(\d+)`)
+	// ampRe is an ampersand that does not start one of the entities this
+	// file writes (so Neutralize stays idempotent): an entity such as
+	// &#64; would otherwise show "@" and ping.
+	ampRe = regexp.MustCompile(`&(#8203;|amp;|lt;)?`)
 )
 
 // zwsp is a zero-width space as an HTML entity: after "@" or "#" it keeps the
@@ -126,15 +133,25 @@ const zwsp = "&#8203;"
 // neutralizeText rewrites text that is not code.
 func neutralizeText(s string) string {
 	s = imageRe.ReplaceAllString(s, "(image removed)")
+	s = ampRe.ReplaceAllStringFunc(s, func(m string) string {
+		if m == "&" {
+			return "&amp;"
+		}
+		return m
+	})
 	s = strings.ReplaceAll(s, "<", "&lt;")
 	s = mentionRe.ReplaceAllString(s, "$1@"+zwsp+"$2")
-	s = closingRe.ReplaceAllString(s, "$1$2$3#"+zwsp+"$4")
+	s = closingRe.ReplaceAllString(s, "${1}"+zwsp+"${2}")
 	return s
 }
 
-// PlainTitle makes issue text safe as a pull request or commit title:
-// closing keywords lose their effect, so merging cannot close other issues.
+// PlainTitle makes issue text, written by whoever opened the issue, safe
+// as a pull request or commit title, where GitHub shows text as it is:
+// closing keywords lose their effect, so merging cannot close other
+// issues, and @-mentions ping nobody (a zero-width space after "@" and
+// before the number).
 func PlainTitle(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	return closingRe.ReplaceAllString(s, "$1$2$3#\u200b$4")
+	s = mentionRe.ReplaceAllString(s, "$1@\u200b$2")
+	return closingRe.ReplaceAllString(s, "${1}\u200b${2}")
 }

@@ -52,7 +52,14 @@ func goldenCases(t *testing.T, x *Texts, tmpl string, cases []struct {
 	t.Helper()
 	var b strings.Builder
 	for _, c := range cases {
-		out, err := x.render(tmpl, c.data)
+		var out string
+		var err error
+		switch d := c.data.(type) {
+		case Final:
+			out, err = x.Final(d) // with its patch cut, as posted
+		default:
+			out, err = x.render(tmpl, c.data)
+		}
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -154,11 +161,16 @@ func TestFinalGolden(t *testing.T) {
 			d.Outcome, d.Summary, d.RunID = outcome.Failed, "", ""
 			d.Detail = "an internal error stopped the job after 3 attempts; the worker's logs have the details."
 		})},
+		{"gave up after the agent finished", with(func(d *Final) {
+			d.Outcome = outcome.Failed
+			d.Detail = "an internal error stopped the job after 3 attempts, after the agent finished; its change is below, and the worker's logs have the details."
+			d.Patch = "diff --git a/calc.go b/calc.go\n-\treturn a - b\n+\treturn a + b\n" + strings.Repeat("+// padding\n", 2000)
+		})},
 		{"hostile summary", with(func(d *Final) {
 			d.Outcome, d.PRNumber, d.Summary = outcome.PROpened, 13, hostileSummary
 		})},
 	}
-	for _, status := range []agent.ExitStatus{agent.LimitsExceeded, agent.FormatErrorExit, agent.ContextExceeded, agent.EnvDead, agent.APIError, agent.Error} {
+	for _, status := range []agent.ExitStatus{agent.LimitsExceeded, agent.FormatErrorExit, agent.ContextExceeded, agent.EnvDead, agent.APIError, agent.Stuck, agent.ModelAuth, agent.Error} {
 		res := agent.Result{Status: status, Reason: "step limit reached: 75 of 75 steps"}
 		cases = append(cases, golden{"failed " + string(status), with(func(d *Final) {
 			d.Outcome, d.Detail, d.Summary = outcome.Failed, NoPRDetail(res), ""
@@ -177,8 +189,18 @@ func TestPRBodyGolden(t *testing.T) {
 	tested := base
 	tested.Summary, tested.ReviewRounds, tested.ReviewStages = "Fixed it.", 2, 2
 	tested.TestCommand, tested.TestRan, tested.TestPassed, tested.TestVerdict, tested.TestFinal = "go test ./...", true, true, "passed", true
+	proven := tested
+	proven.Evidence = &Evidence{Command: "go test ./...", Base: "failed with exit code 1", Change: "passed",
+		Proven:      []string{"TestParseEmpty in parse_test.go: `parse_test.go:12: Parse(\"\") = 3, want 0`"},
+		Preexisting: []string{"example.com/m/mime TestTypeByExtension"},
+		Notes:       []string{"One failure also fails on the base commit; it does not make this pull request a draft."}}
+	flagged := tested
+	flagged.DraftReason = "the change weakens the tests: parse_test.go:30: adds t.Skip to TestParseLong"
+	flagged.Evidence = &Evidence{Command: "go test ./...", Base: "failed with exit code 1", Change: "passed",
+		NoProof: "the change adds or edits no test", Flags: []string{"parse_test.go:30: adds t.Skip to TestParseLong", "parse_test.go: deletes TestParseOld"}}
 	var b strings.Builder
-	for _, c := range []golden{{"submitted", base}, {"incomplete", incomplete}, {"with test command", tested}} {
+	for _, c := range []golden{{"submitted", base}, {"incomplete", incomplete}, {"with test command", tested},
+		{"with a proven regression test and a pre-existing failure", proven}, {"with weakened tests", flagged}} {
 		out, err := x.PRBody(c.data.(PRBody))
 		if err != nil {
 			t.Fatal(err)
@@ -263,7 +285,9 @@ func TestCheckRunGolden(t *testing.T) {
 	running.Running = true
 	success.ExitStatus = string(agent.Submitted)
 	neutral.ExitStatus, neutral.Detail = string(agent.Autosubmitted), "step limit reached: 75 of 75 steps"
-	out := goldenCases(t, x, tmplCheckRun, []golden{{"running", running}, {"success", success}, {"neutral", neutral}})
+	evidence := success
+	evidence.Evidence = &Evidence{Command: "pytest", Base: "failed with exit code 1", Change: "passed", Proven: []string{"test_empty in tests/test_parse.py"}}
+	out := goldenCases(t, x, tmplCheckRun, []golden{{"running", running}, {"success", success}, {"neutral", neutral}, {"with evidence", evidence}})
 	checkGolden(t, "check_run", out)
 }
 

@@ -97,7 +97,7 @@ func cutPatch(p string) string {
 	if len(p) <= MaxPatchShown {
 		return p
 	}
-	return strings.ToValidUTF8(p[:MaxPatchShown], "") + "\n… (truncated)"
+	return strings.ToValidUTF8(p[:MaxPatchShown], "") + fmt.Sprintf("\n… (truncated: %d more bytes; the run's record keeps the whole patch)", len(p)-MaxPatchShown)
 }
 
 // RoundFinal is the data of a revise round's reply on its pull request.
@@ -154,6 +154,8 @@ type Check struct {
 	RunID      string
 	// Verification says how the change was checked (Verification).
 	Verification string
+	// Evidence is the tests' part, as in the pull request body.
+	Evidence *Evidence
 }
 
 // CheckSummary renders a check run's summary.

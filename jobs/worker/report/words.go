@@ -28,6 +28,10 @@ func NoPRDetail(res agent.Result) string {
 		return "the sandbox stopped working before the agent had a change."
 	case agent.APIError:
 		return "the model provider kept failing before the agent had a change."
+	case agent.Stuck:
+		return "the agent repeated the same action with the same result, so the run ended before it had a change."
+	case agent.ModelAuth:
+		return "the model provider refused the bot's credentials; the bot's operator must fix the model credentials (its API key) before it can work."
 	}
 	return "an internal error ended the run before the agent had a change."
 }
@@ -49,6 +53,10 @@ func IncompleteDetail(res agent.Result) string {
 		return "the sandbox stopped working"
 	case agent.APIError:
 		return "the model provider kept failing"
+	case agent.Stuck:
+		return "the agent repeated the same action with the same result"
+	case agent.ModelAuth:
+		return "the model provider refused the bot's credentials, which the bot's operator must fix"
 	}
 	return "an internal error ended the run"
 }
@@ -120,6 +128,8 @@ func CheckConclusion(o outcome.Outcome, incomplete bool, pushed string, onPushed
 		return "cancelled", "Stopped"
 	case o == outcome.WorkflowsRefused:
 		return "failure", "Refused: the change touches workflows"
+	case o == outcome.SymlinksRefused:
+		return "failure", "Refused: the change holds symbolic links"
 	}
 	return "failure", "Failed: the round pushed nothing"
 }

@@ -29,6 +29,15 @@ const (
 	// checkPrefix + job key: the check runs the job put on commits
 	// ("<sha> <id>" per head), so a retry completes the same ones.
 	checkPrefix = "agentfix:check:"
+	// jobRunPrefix + job key: the run record of the job's latest attempt,
+	// so the next attempt or the sweeper can end it.
+	jobRunPrefix = "agentfix:jobrun:"
+	// baselinePrefix + key: the base commit's run of a test command
+	// (session.BaselineCache), by repository, commit, environment and
+	// command.
+	baselinePrefix = "agentfix:baseline:"
+	// leaderPrefix + name: which worker runs a periodic sweep now.
+	leaderPrefix = "agentfix:leader:"
 	// cancelPrefix + task id: the cancel marker of one delivery's job.
 	cancelPrefix = "agentfix:cancel:"
 	// refusedPrefix + repo#number:login: one refusal per user per issue.
@@ -52,6 +61,8 @@ const (
 	statusPending = 2 * time.Minute
 	resultTTL     = 24 * time.Hour
 	checkTTL      = 24 * time.Hour
+	jobRunTTL     = 24 * time.Hour
+	baselineTTL   = 7 * 24 * time.Hour
 	cancelTTL     = 24 * time.Hour
 	refusedTTL    = 30 * 24 * time.Hour
 	helpTTL       = 10 * time.Minute

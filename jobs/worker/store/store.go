@@ -19,7 +19,9 @@ import (
 
 	"github.com/agentfix/agentfix/agent"
 	"github.com/agentfix/agentfix/jobs/worker/outcome"
+	"github.com/agentfix/agentfix/proof"
 	"github.com/agentfix/agentfix/session"
+	"github.com/agentfix/agentfix/tools"
 )
 
 // Store is the worker's state in Redis. It is safe for concurrent use.
@@ -312,4 +314,71 @@ func (s *Store) ClaimOnce(ctx context.Context, c Claim) (bool, error) {
 // Unclaim frees c, after the work it claimed failed.
 func (s *Store) Unclaim(ctx context.Context, c Claim) {
 	s.rdb.Del(context.WithoutCancel(ctx), c.key)
+}
+
+// SetJobRun remembers runID as the run of job key's current attempt.
+func (s *Store) SetJobRun(ctx context.Context, key, runID string) error {
+	if err := s.rdb.Set(ctx, jobRunPrefix+key, runID, jobRunTTL).Err(); err != nil {
+		return fmt.Errorf("remember the run of %s: %w", key, err)
+	}
+	return nil
+}
+
+// JobRun returns the run of job key's latest attempt, "" when it has none.
+func (s *Store) JobRun(ctx context.Context, key string) (string, error) {
+	v, err := s.rdb.Get(ctx, jobRunPrefix+key).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("the run of %s: %w", key, err)
+	}
+	return v, nil
+}
+
+// Lead makes this caller the leader of name for ttl, when no one else is:
+// one worker of many runs a periodic sweep. release gives the lead up.
+func (s *Store) Lead(ctx context.Context, name string, ttl time.Duration) (release func(), ok bool, err error) {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	token := hex.EncodeToString(b[:])
+	k := leaderPrefix + name
+	ok, err = s.rdb.SetNX(ctx, k, token, ttl).Result()
+	if err != nil || !ok {
+		return func() {}, false, err
+	}
+	return func() {
+		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = releaseLock.Run(rctx, s.rdb, []string{k}, token).Err()
+	}, true, nil
+}
+
+// baseline is a saved base commit's run of a test command.
+type baseline struct {
+	Test tools.TestResult `json:"test"`
+	Run  proof.Run        `json:"run"`
+}
+
+// Baseline returns the base commit's run saved under key (a
+// session.BaselineCache); a value that cannot be read counts as none.
+func (s *Store) Baseline(ctx context.Context, key string) (*tools.TestResult, *proof.Run, bool) {
+	b, err := s.rdb.Get(ctx, baselinePrefix+key).Bytes()
+	if err != nil {
+		return nil, nil, false
+	}
+	var v baseline
+	if json.Unmarshal(b, &v) != nil {
+		return nil, nil, false
+	}
+	return &v.Test, &v.Run, true
+}
+
+// SaveBaseline keeps the base commit's run under key for a week; a
+// failure only costs the next job a run.
+func (s *Store) SaveBaseline(ctx context.Context, key string, t tools.TestResult, r proof.Run) {
+	b, err := json.Marshal(baseline{Test: t, Run: r})
+	if err == nil {
+		s.rdb.Set(ctx, baselinePrefix+key, b, baselineTTL)
+	}
 }

@@ -1,0 +1,32 @@
+package logattr
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"testing"
+)
+
+func TestTidy(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	log := slog.New(Tidy(slog.NewTextHandler(&b, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	})))
+	child := log.With(Outcome, "queued", Repo, "octo/widget")
+	child.Info("job ended", Outcome, "pr_opened", Err, nil)
+	child.Warn("failed", Err, errors.New("boom"))
+	var nilErr error
+	child.WithGroup("g").Info("grouped", "k", 1, Err, nilErr)
+	want := "level=INFO msg=\"job ended\" outcome=pr_opened repo=octo/widget\n" +
+		"level=WARN msg=failed outcome=queued repo=octo/widget err=boom\n" +
+		"level=INFO msg=grouped outcome=queued repo=octo/widget g.k=1\n"
+	if got := b.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

@@ -1,0 +1,122 @@
+package worker
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentfix/agentfix/jobs"
+	"github.com/agentfix/agentfix/jobs/worker/outcome"
+	"github.com/agentfix/agentfix/jobs/worker/store"
+	"github.com/agentfix/agentfix/runs"
+)
+
+// TestSweepEndsArchivedJobs: a fix task asynq archived without its
+// handler reporting (here archived by hand; in production a worker killed
+// on every attempt, whose lease expired) is ended by the sweep: its status
+// comment says it failed, a final comment tells the requester, the run an
+// attempt left "running" is marked failed and its working copy removed —
+// once, however often the sweep runs.
+func TestSweepEndsArchivedJobs(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	w, err := New(h.options(prometheus.NewRegistry(), func(o *Options) { o.SweepInterval = 50 * time.Millisecond }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	delivery := h.label(hRequester)
+	taskID := jobs.FixTaskID(hRepo, h.issue)
+	key := store.JobKey(taskID, delivery)
+	if err := asynq.NewInspectorFromRedisClient(h.rdb).ArchiveTask(jobs.QueueAgent, taskID); err != nil {
+		t.Fatal(err)
+	}
+	// An attempt that got as far as its run and working copy, then died.
+	rec, err := h.store.Create(t.Context(), runs.Meta{Kind: jobs.TypeFix, TaskID: taskID, DeliveryID: delivery, Repo: hRepo, Number: h.issue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Close()
+	if err := w.store.SetJobRun(t.Context(), key, rec.ID()); err != nil {
+		t.Fatal(err)
+	}
+	workCopy := filepath.Join(h.data, "jobs", rec.ID())
+	if err := os.MkdirAll(workCopy, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	h.waitFor("the sweep's final comment", func() bool { return len(h.commentsWith(h.issue, "agentfix:final")) == 1 })
+	final := h.commentsWith(h.issue, "agentfix:final")[0]
+	if !strings.Contains(final.Body, "the worker stopped on every attempt of this job") || !strings.Contains(final.Body, "@"+hRequester) {
+		t.Errorf("final comment:\n%s", final.Body)
+	}
+	h.waitFor("the status comment to say it failed", func() bool {
+		s := h.commentsWith(h.issue, "agentfix:status")
+		return len(s) == 1 && strings.Contains(s[0].Body, "❌ **Failed**")
+	})
+	got, err := h.store.Get(t.Context(), rec.ID())
+	if err != nil || got.Meta.Status != string(outcome.Failed) {
+		t.Errorf("run record = %+v, %v; want failed", got.Meta, err)
+	}
+	if _, err := os.Stat(workCopy); !os.IsNotExist(err) {
+		t.Errorf("the working copy is still there (stat: %v)", err)
+	}
+	if n, err := w.Sweep(t.Context()); err != nil || n != 0 {
+		t.Errorf("a second sweep ended %d jobs (%v), want 0", n, err)
+	}
+	if n := len(h.commentsWith(h.issue, "agentfix:final")); n != 1 {
+		t.Errorf("final comments = %d, want 1", n)
+	}
+}
+
+// TestSweepEndsLostJobs: Redis loses its data (FLUSHALL) between the
+// notice, which posted the job's "queued" status comment, and the job; the
+// sweep of the worker's journal ends that comment once, saying the request
+// was lost, while a job whose task still waits is left alone.
+func TestSweepEndsLostJobs(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	w, err := New(h.options(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.label(hRequester)
+	notices, err := asynq.NewInspectorFromRedisClient(h.rdb).ListPendingTasks(jobs.QueueInteractive)
+	if err != nil || len(notices) != 1 {
+		t.Fatalf("pending notices = %d, %v; want 1", len(notices), err)
+	}
+	if err := w.Handler().ProcessTask(t.Context(), asynq.NewTask(notices[0].Type, notices[0].Payload)); err != nil {
+		t.Fatalf("the notice: %v", err)
+	}
+	status := h.commentsWith(h.issue, "agentfix:status")
+	if len(status) != 1 || !strings.Contains(status[0].Body, "**Queued**") {
+		t.Fatalf("status comments = %+v, want one, queued", status)
+	}
+	if n, err := w.sweepLost(t.Context()); err != nil || n != 0 {
+		t.Fatalf("sweep while the job waits = %d, %v; want 0", n, err)
+	}
+	if err := h.rdb.FlushAll(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.sweepLost(t.Context()); err != nil || n != 1 {
+		t.Fatalf("sweep after the data loss = %d, %v; want 1", n, err)
+	}
+	status = h.commentsWith(h.issue, "agentfix:status")
+	if len(status) != 1 || !strings.Contains(status[0].Body, "this request was lost") {
+		t.Errorf("status comment after the sweep:\n%+v", status)
+	}
+	if n, err := w.sweepLost(t.Context()); err != nil || n != 0 {
+		t.Errorf("a second sweep = %d, %v; want 0", n, err)
+	}
+}

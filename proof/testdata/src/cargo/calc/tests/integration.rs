@@ -1,0 +1,4 @@
+#[test]
+fn integrates() {
+    assert_eq!(calc::add(1, 1), 2);
+}

@@ -1,0 +1,3 @@
+module example.com/fx2
+
+go 1.22

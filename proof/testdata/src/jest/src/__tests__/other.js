@@ -1,0 +1,3 @@
+test('other passes', () => {
+  expect(1).toBe(1);
+});

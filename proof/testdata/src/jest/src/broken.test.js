@@ -1,0 +1,4 @@
+const { subtract } = require('./missing');
+test('subtract', () => {
+  expect(subtract(3, 1)).toBe(2);
+});

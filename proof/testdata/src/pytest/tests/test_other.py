@@ -1,0 +1,3 @@
+def test_other():
+    print("hello from stdout")
+    assert 1 == 1

@@ -1,0 +1,5 @@
+from pkg.calc import subtract
+
+
+def test_subtract():
+    assert subtract(3, 1) == 2
