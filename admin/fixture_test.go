@@ -77,6 +77,8 @@ func (c *stepClock) Now() time.Time {
 type fixture struct {
 	rdb   redis.UniversalClient
 	store *runs.Store
+	// runsDir is the store's directory: it holds a run directory per run.
+	runsDir string
 	// clock is the admin server's clock.
 	clock func() time.Time
 }
@@ -87,11 +89,12 @@ func newFixture(t *testing.T) *fixture {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	t.Cleanup(func() { rdb.Close() })
 	now := func() time.Time { return t0.Add(time.Hour) }
-	store, err := runs.New(runs.Options{Dir: filepath.Join(t.TempDir(), "runs"), Redis: rdb, Retention: 336 * time.Hour, Now: now})
+	dir := filepath.Join(t.TempDir(), "runs")
+	store, err := runs.New(runs.Options{Dir: dir, Redis: rdb, Retention: 336 * time.Hour, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{rdb: rdb, store: store, clock: now}
+	f := &fixture{rdb: rdb, store: store, runsDir: dir, clock: now}
 	f.recordRun(t)
 	f.recordOthers(t)
 	return f

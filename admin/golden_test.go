@@ -78,19 +78,33 @@ func TestQueueNavGolden(t *testing.T) {
 	checkGolden(t, "queuenav", string(p.queueNav))
 }
 
-// TestLocalViewGolden compares the page of a local run directory holding
-// the scripted run with testdata/local.golden.
+// TestLocalViewGolden compares the pages of local run directories with
+// testdata/local*.golden: the scripted run as bot fix leaves it, the same
+// run's directory on the worker (with its run record), and a run of bot
+// fix just starting.
 func TestLocalViewGolden(t *testing.T) {
 	f := newFixture(t)
-	dir := localRunDir(t, f)
-	h, err := NewLocalView(dir, discardLogger())
-	if err != nil {
-		t.Fatal(err)
+	starting := t.TempDir()
+	writeFile(t, filepath.Join(starting, runs.TrajectoryFile), "")
+	tests := []struct{ name, dir string }{
+		{"local", localRunDir(t, f)},
+		{"local-record", filepath.Join(f.runsDir, testRunID)},
+		{"local-record-running", filepath.Join(f.runsDir, runningRunID)},
+		{"local-starting", starting},
 	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, localRequest("GET", "/"))
-	if rec.Code != http.StatusOK {
-		t.Fatalf("GET / = %d, want 200:\n%s", rec.Code, rec.Body)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := NewLocalView(tt.dir, discardLogger())
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.(*localView).now = f.clock
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, localRequest("GET", "/"))
+			if rec.Code != http.StatusOK {
+				t.Fatalf("GET / = %d, want 200:\n%s", rec.Code, rec.Body)
+			}
+			checkGolden(t, tt.name, strings.ReplaceAll(rec.Body.String(), tt.dir, "DIR"))
+		})
 	}
-	checkGolden(t, "local", strings.ReplaceAll(rec.Body.String(), dir, "DIR"))
 }

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,18 +11,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"time"
 
 	"github.com/agentfix/agentfix/agent"
 	"github.com/agentfix/agentfix/internal/logattr"
 	"github.com/agentfix/agentfix/runs"
-)
-
-// The files of a local run directory as bot fix writes them (package
-// localfix, which a test checks these against).
-const (
-	localTrajectoryFile = "trajectory.jsonl"
-	localPatchFile      = "patch.diff"
 )
 
 // localView serves the run page of a local run directory.
@@ -33,24 +29,25 @@ type localView struct {
 }
 
 // NewLocalView returns the handler of `bot view DIR`: at "/", the run page
-// of the local run directory dir (the output directory of bot fix, with
-// trajectory.jsonl and patch.diff), the page /admin/runs/{run_id} shows
-// for a run of the bot. It reads the files at every request, so a run still
-// going shows its progress (and its page reloads until it ends). It has no
+// of the run directory dir, the page /admin/runs/{run_id} shows for a run
+// of the bot. dir is the output directory of bot fix (trajectory.jsonl and
+// patch.diff) or a worker's run directory, which also holds the run record
+// (meta.json). It reads the files at every request, so a run still going
+// shows its progress (and its page reloads until it ends). It has no
 // authentication: serve it on a loopback address. It answers only requests
 // from a loopback address naming a loopback host (127.0.0.1, [::1] or
-// localhost), so no web page can reach it through DNS rebinding. It fails
-// when dir holds no readable trajectory; an empty one (a run just
-// starting) is fine.
+// localhost), so no web page can reach it through DNS rebinding. It fails,
+// saying what to give instead, when dir is not a run directory or its files
+// cannot be read; an empty trajectory (a run just starting) is fine.
 func NewLocalView(dir string, log *slog.Logger) (http.Handler, error) {
 	if log == nil {
 		return nil, errors.New("admin: local view: a logger is required")
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, fmt.Errorf("local run directory %s: %w", dir, err)
+		return nil, fmt.Errorf("run directory %s: %w", dir, err)
 	}
-	if _, _, err := readLocalRun(abs); err != nil {
+	if _, err := readLocalRun(abs); err != nil {
 		return nil, err
 	}
 	p, err := newPages()
@@ -60,33 +57,121 @@ func NewLocalView(dir string, log *slog.Logger) (http.Handler, error) {
 	return &localView{dir: abs, pages: p, log: log, now: time.Now}, nil
 }
 
-// readLocalRun reads the trajectory (nil while it is empty) and the patch
-// ("" when there is none yet) of the run directory dir.
-func readLocalRun(dir string) (*agent.Trajectory, string, error) {
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return nil, "", fmt.Errorf("%s is not a directory: give the output directory of bot fix (it holds %s)", dir, localTrajectoryFile)
+// localRun is what a run directory holds.
+type localRun struct {
+	// Meta is the run record; nil without meta.json (a run of bot fix).
+	Meta *runs.Meta
+	// Trajectory is nil while trajectory.jsonl is empty or, with a run
+	// record, missing.
+	Trajectory *agent.Trajectory
+	// Patch is "" when there is none (yet).
+	Patch string
+}
+
+// readLocalRun reads the run directory dir. It must hold a trajectory or
+// a run record.
+func readLocalRun(dir string) (localRun, error) {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return localRun{}, fmt.Errorf("%s does not exist: give the output directory of a run of bot fix (./agentfix-runs/RUN_ID, which holds %s)", dir, runs.TrajectoryFile)
+	case err != nil:
+		return localRun{}, fmt.Errorf("run directory: %w", err)
+	case !fi.IsDir() && filepath.Base(dir) == runs.TrajectoryFile:
+		return localRun{}, fmt.Errorf("%s is a file: give the directory that holds it, %s", dir, filepath.Dir(dir))
+	case !fi.IsDir():
+		return localRun{}, fmt.Errorf("%s is a file, not a directory: give the output directory of a run of bot fix (./agentfix-runs/RUN_ID, which holds %s)", dir, runs.TrajectoryFile)
 	}
-	path := filepath.Join(dir, localTrajectoryFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, "", fmt.Errorf("%s holds no %s: give the output directory of bot fix", dir, localTrajectoryFile)
-	}
-	if err != nil {
-		return nil, "", fmt.Errorf("read %s: %w", path, err)
-	}
-	var t *agent.Trajectory
-	if len(bytes.TrimSpace(b)) > 0 {
-		tr, err := agent.ReadTrajectory(bytes.NewReader(b))
-		if err != nil {
-			return nil, "", fmt.Errorf("%s: %w", path, err)
+	var run localRun
+	metaPath := filepath.Join(dir, runs.MetaFile)
+	b, err := os.ReadFile(metaPath)
+	switch {
+	case err == nil:
+		var m runs.Meta
+		if err := json.Unmarshal(b, &m); err != nil {
+			return localRun{}, fmt.Errorf("%s is not a run record: %s", metaPath, jsonProblem(err))
 		}
-		t = &tr
+		run.Meta = &m
+	case !errors.Is(err, fs.ErrNotExist):
+		return localRun{}, fmt.Errorf("read the run record: %w", err)
 	}
-	patch, err := os.ReadFile(filepath.Join(dir, localPatchFile))
+	trajPath := filepath.Join(dir, runs.TrajectoryFile)
+	b, err = os.ReadFile(trajPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && run.Meta == nil:
+		return localRun{}, noTrajectoryError(dir)
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return localRun{}, fmt.Errorf("read the trajectory: %w", err)
+	case len(bytes.TrimSpace(b)) > 0:
+		t, err := agent.ReadTrajectory(bytes.NewReader(b))
+		if err != nil {
+			return localRun{}, fmt.Errorf("%s is not a valid trajectory: %w", trajPath, err)
+		}
+		run.Trajectory = &t
+	}
+	patch, err := os.ReadFile(filepath.Join(dir, runs.PatchFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, "", fmt.Errorf("read %s: %w", filepath.Join(dir, localPatchFile), err)
+		return localRun{}, fmt.Errorf("read the patch: %w", err)
 	}
-	return t, string(patch), nil
+	run.Patch = string(patch)
+	return run, nil
+}
+
+// noTrajectoryError says that dir holds no trajectory and, when it holds
+// run directories (it is their parent, ./agentfix-runs), names the newest.
+func noTrajectoryError(dir string) error {
+	entries, _ := os.ReadDir(dir) // an unreadable directory just has no suggestion
+	var found []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), runs.TrajectoryFile)); err == nil {
+			found = append(found, e.Name())
+		}
+	}
+	if len(found) == 0 {
+		return fmt.Errorf("%s holds no %s: give the output directory of a run of bot fix (./agentfix-runs/RUN_ID)", dir, runs.TrajectoryFile)
+	}
+	// Run ids sort by time.
+	sort.Strings(found)
+	newest := filepath.Join(dir, found[len(found)-1])
+	if len(found) == 1 {
+		return fmt.Errorf("%s holds no %s but a run directory: give it, %s", dir, runs.TrajectoryFile, newest)
+	}
+	return fmt.Errorf("%s holds no %s but %d run directories: give one of them, such as the newest, %s",
+		dir, runs.TrajectoryFile, len(found), newest)
+}
+
+// jsonProblem says in words what is wrong with a JSON document.
+func jsonProblem(err error) string {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("invalid JSON at byte %d (%s)", syntax.Offset, syntax)
+	case errors.As(err, &typ) && typ.Field != "":
+		return fmt.Sprintf("%q is a JSON %s, want a %s", typ.Field, typ.Value, jsonKind(typ.Type.Kind()))
+	case errors.As(err, &typ):
+		return fmt.Sprintf("the document is a JSON %s, want an object", typ.Value)
+	}
+	return err.Error()
+}
+
+// jsonKind names the JSON form of a Go kind.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Struct, reflect.Map:
+		return "object"
+	}
+	return "number"
 }
 
 func (v *localView) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -103,29 +188,35 @@ func (v *localView) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		v.message(w, r, http.StatusNotFound, "Not found", "bot view shows one run, at /.")
 		return
 	}
-	t, patch, err := readLocalRun(v.dir)
+	run, err := readLocalRun(v.dir)
 	if err != nil {
 		v.log.Error("bot view: read the run", logattr.File, v.dir, logattr.Err, err)
 		v.message(w, r, http.StatusInternalServerError, "Run unreadable", "The run could not be read: "+err.Error())
 		return
 	}
-	rv := buildLocalView(v.dir, t, patch, v.now())
-	v.pages.write(w, r, http.StatusOK, "run", runPageData(rv, ""), v.log)
+	v.pages.write(w, r, http.StatusOK, "run", runPageData(buildLocalView(v.dir, run, v.now()), ""), v.log)
 }
 
 func (v *localView) message(w http.ResponseWriter, r *http.Request, code int, heading, text string) {
 	v.pages.write(w, r, code, "message", page{Title: heading, Data: messageView{heading, text}}, v.log)
 }
 
-// buildLocalView returns the page of a local run: its metadata comes from
+// buildLocalView returns the page of a local run. With a run record it is
+// the page of the record. Without one (bot fix), its metadata comes from
 // the trajectory (the header, the result, or while it runs the last step's
-// totals), its status is the agent's exit status.
-func buildLocalView(dir string, t *agent.Trajectory, patch string, now time.Time) runView {
+// totals) and its status is the agent's exit status.
+func buildLocalView(dir string, run localRun, now time.Time) runView {
+	if run.Meta != nil {
+		v := newRunView(*run.Meta, run.Trajectory, "", run.Patch, now)
+		v.LocalDir = dir
+		v.WallTimeNote = wallTimeJob
+		if v.Running {
+			v.WallTimeNote = wallTimeRunning
+		}
+		return v
+	}
 	m := runs.Meta{RunID: filepath.Base(dir), Kind: "fix", Status: runs.StatusRunning}
-	terr := ""
-	if t == nil {
-		terr = "The trajectory is empty: the run is starting."
-	} else {
+	if t := run.Trajectory; t != nil {
 		h := t.Header
 		m.RunID, m.Repo, m.Number, m.Model, m.Started = h.RunID, h.Task.Repo, h.Task.Issue, h.Model, h.Started
 		if n := len(t.Steps); n > 0 {
@@ -141,8 +232,11 @@ func buildLocalView(dir string, t *agent.Trajectory, patch string, now time.Time
 			}
 		}
 	}
-	v := newRunView(m, t, terr, patch, now)
-	v.LocalDir = dir
+	v := newRunView(m, run.Trajectory, "", run.Patch, now)
+	v.LocalDir, v.AgentOnly = dir, true
+	if v.TrajectoryNote != "" {
+		v.TrajectoryNote = noStepsLocal
+	}
 	v.WallTimeNote = wallTimeLocal
 	if v.Running {
 		v.WallTimeNote = wallTimeRunning

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentfix/agentfix/localfix"
+	"github.com/agentfix/agentfix/runs"
 )
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -47,10 +49,11 @@ func writeFile(t *testing.T, path, body string) {
 	}
 }
 
-// TestLocalFileNames checks the view reads the files bot fix writes.
+// TestLocalFileNames checks the view reads the files bot fix writes: those
+// of a run directory of package runs.
 func TestLocalFileNames(t *testing.T) {
-	if localTrajectoryFile != localfix.TrajectoryFile || localPatchFile != localfix.PatchFile {
-		t.Errorf("the local view reads %s and %s, bot fix writes %s and %s", localTrajectoryFile, localPatchFile, localfix.TrajectoryFile, localfix.PatchFile)
+	if runs.TrajectoryFile != localfix.TrajectoryFile || runs.PatchFile != localfix.PatchFile {
+		t.Errorf("the local view reads %s and %s, bot fix writes %s and %s", runs.TrajectoryFile, runs.PatchFile, localfix.TrajectoryFile, localfix.PatchFile)
 	}
 }
 
@@ -93,7 +96,7 @@ func TestLocalViewRunning(t *testing.T) {
 		want  []string
 		not   []string
 	}{
-		{"empty", 0, false, []string{reload, "The trajectory is empty: the run is starting.", ">Running<"}, nil},
+		{"empty", 0, false, []string{reload, noStepsLocal, ">Running<"}, nil},
 		{"two steps, the third being written", 3, true,
 			[]string{reload, ">Running<", "2 min", "(so far)", `id="step-2"`, "$0.0093", "no result yet"},
 			[]string{`id="step-3"`, "cut off"}},
@@ -134,24 +137,49 @@ func TestLocalViewRunning(t *testing.T) {
 // it refuses.
 func TestLocalViewRefuses(t *testing.T) {
 	t.Run("start", func(t *testing.T) {
-		notDir := filepath.Join(t.TempDir(), "file")
-		writeFile(t, notDir, "x")
-		bad := t.TempDir()
-		writeFile(t, filepath.Join(bad, localfix.TrajectoryFile), `{"type":"step","step":1}`+"\n")
-		tests := []struct{ name, dir, want string }{
-			{"missing directory", filepath.Join(t.TempDir(), "nope"), "is not a directory: give the output directory of bot fix (it holds trajectory.jsonl)"},
-			{"a file", notDir, "is not a directory"},
-			{"no trajectory", t.TempDir(), "holds no trajectory.jsonl: give the output directory of bot fix"},
-			{"not a trajectory", bad, "trajectory.jsonl: trajectory line 1: step record; the header must be the first line and only there"},
+		root := t.TempDir()
+		mkdir := func(parts ...string) string {
+			t.Helper()
+			dir := filepath.Join(append([]string{root}, parts...)...)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			return dir
 		}
+		header := `{"type":"header","v":1,"run_id":"r"}` + "\n"
+		writeFile(t, filepath.Join(mkdir("file"), "x"), "x")
+		writeFile(t, filepath.Join(mkdir("one", "agentfix-runs", "20250102T150405Z-1a2b3c4d"), runs.TrajectoryFile), header)
+		for _, id := range []string{"20250102T150405Z-1a2b3c4d", "20250103T080000Z-0e0e0e0e"} {
+			writeFile(t, filepath.Join(mkdir("two", "agentfix-runs", id), runs.TrajectoryFile), header)
+		}
+		writeFile(t, filepath.Join(mkdir("bad-trajectory"), runs.TrajectoryFile), `{"type":"step","step":1}`+"\n")
+		writeFile(t, filepath.Join(mkdir("bad-record"), runs.MetaFile), `{"run_id": 7}`)
+		writeFile(t, filepath.Join(mkdir("bad-record"), runs.TrajectoryFile), header)
+		writeFile(t, filepath.Join(mkdir("cut-record"), runs.MetaFile), `{"run_id": "20250102T150405Z-1a2b3c4d", `)
+		writeFile(t, filepath.Join(mkdir("list-record"), runs.MetaFile), `[]`)
+		mkdir("empty")
+		tests := []struct{ name, dir string }{
+			{"missing directory", filepath.Join(root, "nope")},
+			{"a file", filepath.Join(root, "file", "x")},
+			{"the trajectory file", filepath.Join(root, "one", "agentfix-runs", "20250102T150405Z-1a2b3c4d", runs.TrajectoryFile)},
+			{"no trajectory", filepath.Join(root, "empty")},
+			{"the parent of a run directory", filepath.Join(root, "one", "agentfix-runs")},
+			{"the parent of run directories", filepath.Join(root, "two", "agentfix-runs")},
+			{"not a trajectory", filepath.Join(root, "bad-trajectory")},
+			{"not a run record", filepath.Join(root, "bad-record")},
+			{"a cut-off run record", filepath.Join(root, "cut-record")},
+			{"a run record that is a list", filepath.Join(root, "list-record")},
+		}
+		var got strings.Builder
 		for _, tt := range tests {
-			t.Run(tt.name, func(t *testing.T) {
-				_, err := NewLocalView(tt.dir, discardLogger())
-				if err == nil || !strings.Contains(err.Error(), tt.want) {
-					t.Errorf("NewLocalView(%s) = %v, want an error with %q", tt.name, err, tt.want)
-				}
-			})
+			_, err := NewLocalView(tt.dir, discardLogger())
+			if err == nil {
+				t.Errorf("NewLocalView(%s) succeeded, want an error", tt.name)
+				continue
+			}
+			fmt.Fprintf(&got, "%s:\n%s\n\n", tt.name, strings.ReplaceAll(err.Error(), root, "ROOT"))
 		}
+		checkGolden(t, "local-errors", got.String())
 	})
 	f := newFixture(t)
 	h, err := NewLocalView(localRunDir(t, f), discardLogger())

@@ -33,9 +33,10 @@ type runView struct {
 	ReviewStep int
 	Result     *agent.Result
 	Diff       diffView
-	// TrajectoryError says why the trajectory could not be read; the page
-	// still shows the metadata and the diff.
-	TrajectoryError string
+	// TrajectoryError says why the trajectory could not be read, or that
+	// none was recorded; the page still shows the metadata and the diff.
+	// TrajectoryNote says that a running run has none yet.
+	TrajectoryError, TrajectoryNote string
 	// Truncated: the trajectory's last record was cut off (a crash).
 	Truncated bool
 	// Link is set on a signed run page: when the link expires.
@@ -45,6 +46,10 @@ type runView struct {
 	AdminLinks bool
 	// LocalDir is set on the page of a local run directory (bot view).
 	LocalDir string
+	// AgentOnly is set when all the page knows comes from the trajectory
+	// (a run of bot fix, which has no run record): it has no requester,
+	// job status or pull request.
+	AgentOnly bool
 }
 
 // stepView is one step of the trajectory.
@@ -101,7 +106,7 @@ func describeCommandExit(e *agent.Exit) *exitView {
 // What the wall time of a run spans.
 const (
 	wallTimeJob     = "from the job's start to its end: clone, setup, agent and publishing"
-	wallTimeLocal   = "from the agent's start to its end (setup not included)"
+	wallTimeLocal   = "from the agent's start to its end; setup not included"
 	wallTimeRunning = "so far"
 )
 
@@ -109,12 +114,12 @@ const (
 func buildRunView(rec runs.Record, webURL string, now time.Time) runView {
 	var t *agent.Trajectory
 	terr := ""
-	if len(bytes.TrimSpace(rec.Trajectory)) == 0 {
-		terr = "No trajectory was recorded for this run (yet)."
-	} else if tr, err := agent.ReadTrajectory(bytes.NewReader(rec.Trajectory)); err != nil {
-		terr = "The trajectory could not be read: " + err.Error()
-	} else {
-		t = &tr
+	if len(bytes.TrimSpace(rec.Trajectory)) > 0 {
+		if tr, err := agent.ReadTrajectory(bytes.NewReader(rec.Trajectory)); err != nil {
+			terr = "The trajectory could not be read: " + err.Error()
+		} else {
+			t = &tr
+		}
 	}
 	v := newRunView(rec.Meta, t, terr, rec.Patch, now)
 	v.TargetURL = targetURL(webURL, rec.Meta)
@@ -125,13 +130,26 @@ func buildRunView(rec runs.Record, webURL string, now time.Time) runView {
 	return v
 }
 
+// What the page says of a missing trajectory.
+const (
+	noTrajectory    = "No trajectory was recorded for this run."
+	noTrajectoryYet = "No steps yet: the worker shares the trajectory every few steps."
+	noStepsLocal    = "No steps yet: the run is starting."
+)
+
 // newRunView builds a run page's data from the run's metadata, its
-// trajectory (nil, with terr saying why, when there is none) and its
-// patch (the result's when empty).
+// trajectory (nil when there is none, with terr saying why when it could
+// not be read) and its patch (the result's when empty).
 func newRunView(m runs.Meta, t *agent.Trajectory, terr, patch string, now time.Time) runView {
 	v := runView{
 		Meta: m, Status: describeStatus(m.Status), Exit: describeExit(m.ExitStatus),
 		Running: m.Status == runs.StatusRunning, WallTime: runDuration(m, now), TrajectoryError: terr,
+	}
+	switch {
+	case t == nil && terr == "" && v.Running:
+		v.TrajectoryNote = noTrajectoryYet
+	case t == nil && terr == "":
+		v.TrajectoryError = noTrajectory
 	}
 	if t != nil {
 		v.Header, v.Result = &t.Header, t.Result

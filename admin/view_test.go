@@ -97,20 +97,29 @@ func TestParseDiff(t *testing.T) {
 
 func TestBuildRunViewWithoutTrajectory(t *testing.T) {
 	tests := []struct {
-		name, traj, wantErr string
+		name, status, traj string
+		wantErr, wantNote  string
 	}{
-		{"none yet", "", "No trajectory was recorded for this run (yet)."},
-		{"unreadable", `{"type":"step","step":1}` + "\n", "The trajectory could not be read: trajectory line 1: step record; the header must be the first line and only there"},
+		{"running, none yet", runs.StatusRunning, "", "", noTrajectoryYet},
+		{"ended, none recorded", "failed", "", noTrajectory, ""},
+		{"unreadable", runs.StatusRunning, `{"type":"step","step":1}` + "\n", "The trajectory could not be read: trajectory line 1: step record; the header must be the first line and only there", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := runs.Record{Meta: runs.Meta{RunID: testRunID, Status: runs.StatusRunning, Started: t0}, Trajectory: []byte(tt.traj), Patch: testPatch}
-			v := buildRunView(rec, "", t0.Add(time.Minute))
-			if v.TrajectoryError != tt.wantErr {
-				t.Errorf("TrajectoryError = %q, want %q", v.TrajectoryError, tt.wantErr)
+			m := runs.Meta{RunID: testRunID, Status: tt.status, Started: t0}
+			if tt.status != runs.StatusRunning {
+				m.Ended = t0.Add(time.Minute)
 			}
-			if v.WallTime != time.Minute || v.WallTimeNote != wallTimeRunning || !v.Running {
-				t.Errorf("wall time of a running run = %s (%s), running %v; want the time since its start, 1m0s, so far", v.WallTime, v.WallTimeNote, v.Running)
+			rec := runs.Record{Meta: m, Trajectory: []byte(tt.traj), Patch: testPatch}
+			v := buildRunView(rec, "", t0.Add(time.Minute))
+			if v.TrajectoryError != tt.wantErr || v.TrajectoryNote != tt.wantNote {
+				t.Errorf("TrajectoryError, TrajectoryNote = %q, %q; want %q, %q", v.TrajectoryError, v.TrajectoryNote, tt.wantErr, tt.wantNote)
+			}
+			if v.WallTime != time.Minute {
+				t.Errorf("wall time = %s, want 1m0s (to the end, or to now while it runs)", v.WallTime)
+			}
+			if want := tt.status == runs.StatusRunning; v.Running != want || (v.WallTimeNote == wallTimeRunning) != want {
+				t.Errorf("running %v, wall time note %q; want running %v", v.Running, v.WallTimeNote, want)
 			}
 			if v.Diff.Files != 1 {
 				t.Errorf("the diff is not shown without a trajectory: %+v", v.Diff)
