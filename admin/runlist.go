@@ -90,7 +90,7 @@ func (s *Server) runList(w http.ResponseWriter, r *http.Request) {
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > maxListLimit {
-			s.message(w, r, http.StatusBadRequest, "Bad limit", "limit must be a whole number from 1 to "+strconv.Itoa(maxListLimit)+", got "+strconv.Quote(l)+".")
+			s.message(w, r, http.StatusBadRequest, "Bad limit", "The limit (?limit=) must be a whole number from 1 to "+strconv.Itoa(maxListLimit)+", not "+strconv.Quote(l)+".")
 			return
 		}
 		limit = n
