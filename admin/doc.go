@@ -2,7 +2,9 @@
 // asynq queue monitor, the list of recent runs, the tasks in the queues and
 // a run's trajectory as a readable page, plus the same run page, read-only,
 // behind an expiring signed link for people without the admin token, and
-// for `bot view DIR` on a local run directory of `bot fix` (NewLocalView).
+// for `bot view DIR` on a run directory on this machine: the output
+// directory of `bot fix`, or a worker's, which also holds the run record
+// (NewLocalView).
 //
 // Routes (Server.Routes):
 //
