@@ -83,8 +83,7 @@ func (m *Main) parseViewFlags(args []string) (dir, listen string, err error) {
 			return "", "", err
 		}
 	}
-	switch {
-	case dir == "":
+	if dir == "" {
 		return "", "", usageError{"bot view: DIR required: the output directory of a run of bot fix, such as ./agentfix-runs/RUN_ID (bot view -h for help)"}
 	}
 	host, _, err := net.SplitHostPort(listen)
