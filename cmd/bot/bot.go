@@ -57,6 +57,7 @@ func (m *Main) commands() map[string]command {
 		"webhook":   {"HTTP edge only: verify deliveries and enqueue tasks", m.runWebhook},
 		"worker":    {"the interactive and agent queues, with /healthz, /readyz and /metrics", m.runWorker},
 		"version":   {"print the version", m.runVersion},
+		"view":      {"serve the run page of a run directory of bot fix on this machine", m.runView},
 	}
 }
 
