@@ -34,6 +34,7 @@ var runStatuses = []describedStatus{
 	{"symlinks_refused", "Refused: holds unsafe symbolic links", "neutral"},
 	{"failed", "Failed", "bad"},
 	{"setup_failed", "Setup failed", "bad"},
+	{"image_failed", "Image unusable", "bad"},
 	{"cancelled", "Cancelled", "neutral"},
 	{"unauthorized", "Requester lacks write access", "neutral"},
 	{"not_allowed", "Requester not allowed", "neutral"},
