@@ -52,7 +52,9 @@ func (m *Main) runFix(ctx context.Context, args []string) error {
 		if kind != "docker" {
 			return nil
 		}
-		pull := func(image string) { fmt.Fprintf(m.Stdout, "bot fix: pulling the sandbox image %s (not on this machine yet)\n", image) }
+		pull := func(image string) {
+			fmt.Fprintf(m.Stdout, "bot fix: pulling the sandbox image %s (not on this machine yet)\n", image)
+		}
 		if err := checkDocker(ctx, image, imageFrom, "--sandbox", pull); err != nil {
 			return configError{fmt.Errorf("bot fix: %w", err)}
 		}
