@@ -62,7 +62,7 @@ func checkDocker(ctx context.Context, image, imageVar, sandboxVar string, onPull
 	case errors.Is(err, workspace.ErrDockerImage):
 		return configError{fmt.Errorf("%s: %w; build or push it, log in to its registry (docker login), or name another image", imageVar, err)}
 	}
-	return configError{fmt.Errorf("%s %s: the docker sandbox cannot start it: %w; start Docker (or point DOCKER_HOST at it), or choose another sandbox with %s",
+	return configError{fmt.Errorf("%s %s: the docker sandbox cannot run it: %w; start Docker (or point DOCKER_HOST at it), or choose another sandbox with %s",
 		imageVar, image, err, sandboxVar)}
 }
 
