@@ -68,13 +68,16 @@ func (o *redisOutage) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 }
 
 // dialFailed notes the cause and says the outage unless it said so less
-// than a minute ago.
+// than a minute ago. A bare context deadline says nothing about Redis that
+// other lines would not also say, so it is not a cause lines are left out
+// for; a dial error naming the network operation is.
 func (o *redisOutage) dialFailed(addr string, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	now := o.now()
 	cause := err.Error()
-	if !slices.Contains(o.causes, cause) {
+	var op *net.OpError
+	if (errors.As(err, &op) || !errors.Is(err, context.DeadlineExceeded)) && !slices.Contains(o.causes, cause) {
 		o.causes = append(o.causes, cause)
 		if len(o.causes) > maxOutageCauses {
 			o.causes = o.causes[1:]

@@ -120,6 +120,10 @@ func TestRedisOutageLines(t *testing.T) {
 	_, _ = dial(ctx, "tcp", "127.0.0.1:1")
 	noise()
 	filtered.Warn("a GitHub API call failed", "err", "502 Bad Gateway")
+	dialErr = context.DeadlineExceeded // too plain to leave lines out for
+	_, _ = dial(ctx, "tcp", "127.0.0.1:1")
+	filtered.Warn("a GitHub API call failed", "err", context.DeadlineExceeded)
+	dialErr = refused
 	clock.advance(59 * time.Second)
 	_, _ = dial(ctx, "tcp", "127.0.0.1:1")
 	noise()
