@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/internal/logattr"
@@ -31,6 +32,11 @@ type Main struct {
 	// listens (tests listen on port 0).
 	Listening func(addr string)
 
+	// redisLog is go-redis's logger for this process, which main sets
+	// (redis.SetLogger); openRedis points it at the command's logger.
+	redisLog goRedisLog
+	// now is the clock of the Redis outage's line; nil is time.Now.
+	now     func() time.Time
 	closers []func() error
 }
 
