@@ -150,7 +150,7 @@ func newWorker(ctx context.Context, cfg *config.App, rdb redis.UniversalClient, 
 	}
 	return worker.New(worker.Options{
 		JobDisk: disk, Images: images, SetupCache: setupCaches,
-		Config:  cfg, Redis: rdb, GitHub: worker.FromApp(app), Cache: cache, Runs: store,
+		Config: cfg, Redis: rdb, GitHub: worker.FromApp(app), Cache: cache, Runs: store,
 		Sandbox: sandbox,
 		Model: func(name string) (agent.Model, error) {
 			provider, _, _ := strings.Cut(name, "/")

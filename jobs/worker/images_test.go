@@ -215,7 +215,11 @@ func goImage(t *testing.T, host string) string {
 	t.Helper()
 	s := newImageStage(t)
 	s.withShell("inside the go image")
-	goroot := runtime.GOROOT()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	goroot := strings.TrimSpace(string(out))
 	const dst = "/usr/local/go"
 	for _, f := range []string{"bin/go", "go.env", "VERSION", "src/go.mod", "src/go.sum", "src/vendor/modules.txt"} {
 		if _, err := os.Stat(filepath.Join(goroot, f)); err == nil {
@@ -245,7 +249,7 @@ func goImage(t *testing.T, host string) string {
 	}
 	cmd := exec.Command("go", "list", "-deps", "-test", "-f", "{{if .Standard}}{{.Dir}}{{end}}", "./...")
 	cmd.Dir, cmd.Env = mod, append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
-	out, err := cmd.Output()
+	out, err = cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}

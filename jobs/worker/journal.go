@@ -130,16 +130,6 @@ func (jl *journal) list() ([]openJob, error) {
 	return out, nil
 }
 
-// noteStatus records job key's status comment in the journal; a failure
-// is logged (the comment is posted either way).
-func (w *Worker) noteStatus(j *job, ref store.CommentRef) {
-	err := w.journal.add(openJob{Key: j.key, TaskID: j.taskID, DeliveryID: j.delivery, Installation: j.install,
-		Repo: j.repo.String(), Thread: j.thread, Requester: j.requester.Login, Comment: ref.ID}, nil)
-	if err != nil {
-		j.log.Warn("note the status comment in the journal", logattr.Err, err)
-	}
-}
-
 // sweepLost ends the open jobs of the journal whose task Redis no longer
 // has and that no attempt reported: their status comment says the request
 // was lost, and their check runs are completed. A job whose task lives or
