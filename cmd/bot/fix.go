@@ -11,6 +11,7 @@ import (
 	"github.com/agentfix/agentfix/agent"
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/localfix"
+	"github.com/agentfix/agentfix/session"
 )
 
 // fixUsage heads the help of bot fix.
@@ -52,9 +53,7 @@ func (m *Main) runFix(ctx context.Context, args []string) error {
 		sandbox = o.Sandbox
 	}
 	if sandbox == "bwrap" {
-		if o.Images, err = fixImages(cfg, log); err != nil {
-			return err
-		}
+		o.Images = &lazyImages{open: func() (session.Images, error) { return fixImages(cfg, log) }}
 	}
 	o.CheckModel = func(ctx context.Context, m agent.Model) error { return checkModel(ctx, cfg, m, log) }
 	o.ProbeSandbox = func(ctx context.Context, kind, image, imageFrom string) error {

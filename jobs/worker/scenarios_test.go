@@ -45,9 +45,9 @@ func TestRequesterWithoutWriteAccess(t *testing.T) {
 	h.startWorker()
 	h.label("mallory")
 	h.comment("mallory", "/agent-fix please do it anyway")
-	h.waitFor("both notices and the job to end", func() bool {
+	h.waitFor("both notices, the refusal and the job to end", func() bool {
 		st := h.taskState()
-		return len(h.f.Reactions(hRepo)) == 2 && (st == "" || st == "archived")
+		return len(h.f.Reactions(hRepo)) == 2 && len(h.commentsWith(h.issue, "only people with write access")) > 0 && (st == "" || st == "archived")
 	})
 	refusals := h.commentsWith(h.issue, "only people with write access")
 	if len(refusals) != 1 || !strings.Contains(refusals[0].Body, "@mallory") {
