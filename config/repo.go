@@ -64,6 +64,10 @@ type RepoSettings struct {
 	BranchPrefix string `yaml:"branch_prefix"`
 	// Labels are added to the bot's pull requests.
 	Labels []string `yaml:"labels"`
+	// CI is how the bot keeps its own pull requests green: rounds started
+	// by failing checks and by conflicts with the base branch (the ci
+	// key; see CISettings).
+	CI CISettings `yaml:"ci"`
 
 	// Sources names the files the configuration was read from, the base
 	// first, as "owner/repo:path" (empty when no file applied).
@@ -72,7 +76,7 @@ type RepoSettings struct {
 
 // DefaultRepo returns the configuration of a repository without a file.
 func DefaultRepo() RepoSettings {
-	return RepoSettings{BranchPrefix: DefaultBranchPrefix}
+	return RepoSettings{BranchPrefix: DefaultBranchPrefix, CI: DefaultCI()}
 }
 
 // ParseRepo decodes one RepoFile on its own, over DefaultRepo: unknown

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -82,6 +83,7 @@ var repoKeys = []repoKey{
 		r.Labels, err = nameList(n, "a label name", normalizeLabel)
 		return err
 	}},
+	{"ci", func(r *RepoSettings, n *yaml.Node) error { return r.CI.set(n) }},
 }
 
 // keyNames lists the keys of repoKeys.
@@ -192,6 +194,13 @@ func (f *repoFileDoc) parseKeys(root *yaml.Node, owner string) []RepoProblem {
 			continue
 		}
 		if err := key.set(&scratch, v); err != nil {
+			var several subKeyProblems
+			if errors.As(err, &several) {
+				for _, p := range several {
+					add(lineOf(p, v), k.Value, p.Error())
+				}
+				continue
+			}
 			add(lineOf(err, v), k.Value, err.Error())
 			continue
 		}
