@@ -7,11 +7,12 @@ SHELL := bash
 STATICCHECK_VERSION := v0.8.2
 # Debian packages the tests use: a throwaway redis-server per test package,
 # bubblewrap for the sandbox, slirp4netns and iproute2 for setup's network,
-# git for repositories and the git HTTP server, chromium for the admin
-# pages' browser tests, pytest for the test output parser of package proof,
-# busybox-static for the rootfs package's test images.
-TEST_PACKAGES := redis-server bubblewrap slirp4netns iproute2 git chromium python3-pytest busybox-static
-TEST_BINARIES := redis-server bwrap slirp4netns ip git chromium pytest busybox
+# e2fsprogs for the sandbox's job disks, git for repositories and the git
+# HTTP server, chromium for the admin pages' browser tests, pytest for the
+# test output parser of package proof, busybox-static for the rootfs
+# package's test images.
+TEST_PACKAGES := redis-server bubblewrap slirp4netns iproute2 e2fsprogs git chromium python3-pytest busybox-static
+TEST_BINARIES := redis-server bwrap slirp4netns ip mkfs.ext4 git chromium pytest busybox
 
 .PHONY: run test lint bench deps build
 

@@ -71,6 +71,10 @@ type App struct {
 	// repositories' toolchains must be in it); required when Sandbox is
 	// docker.
 	SandboxImage string `yaml:"sandbox_image"`
+	// AllowUnenforcedLimits lets the worker run the bwrap sandbox where
+	// the kernel cannot enforce its per-job limits (memory, processes,
+	// disk; workspace.CheckLimits says which and why).
+	AllowUnenforcedLimits bool `yaml:"allow_unenforced_limits"`
 	// SetupEgress narrows where setup commands may connect: a
 	// comma-separated list of hosts, host:port or IPv4 addresses (empty:
 	// the internet, but never this host, its networks, link-local or

@@ -64,6 +64,8 @@ type RepoSettings struct {
 	BranchPrefix string `yaml:"branch_prefix"`
 	// Labels are added to the bot's pull requests.
 	Labels []string `yaml:"labels"`
+	// TestPolicy says what the bot's pull requests must prove with tests.
+	TestPolicy TestPolicy `yaml:"test_policy"`
 	// CI is how the bot keeps its own pull requests green: rounds started
 	// by failing checks and by conflicts with the base branch (the ci
 	// key; see CISettings).
@@ -72,6 +74,13 @@ type RepoSettings struct {
 	// Sources names the files the configuration was read from, the base
 	// first, as "owner/repo:path" (empty when no file applied).
 	Sources []string `yaml:"-"`
+}
+
+// TestPolicy is the test_policy key.
+type TestPolicy struct {
+	// Regression is required (a pull request without a proven regression
+	// test is a draft), encouraged (it is noted; the default, "") or off.
+	Regression string `yaml:"regression"`
 }
 
 // DefaultRepo returns the configuration of a repository without a file.

@@ -83,7 +83,39 @@ var repoKeys = []repoKey{
 		r.Labels, err = nameList(n, "a label name", normalizeLabel)
 		return err
 	}},
+	{"test_policy", func(r *RepoSettings, n *yaml.Node) error {
+		return testPolicy(&r.TestPolicy, n)
+	}},
 	{"ci", func(r *RepoSettings, n *yaml.Node) error { return r.CI.set(n) }},
+}
+
+// testPolicy reads test_policy: a mapping whose one key, regression, is
+// required, encouraged or off.
+func testPolicy(p *TestPolicy, n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return nodeErrorf(n, "must be a mapping such as `regression: required`, got %s", describe(n))
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], deref(n.Content[i+1])
+		if k.Value != "regression" {
+			msg := "unknown key; the keys are regression"
+			if s := suggest(k.Value, []string{"regression"}); s != "" {
+				msg = "unknown key; did you mean " + s + "?"
+			}
+			return nodeErrorf(k, "%s: %s", k.Value, msg)
+		}
+		s, err := str(v)
+		if err != nil {
+			return err
+		}
+		switch s {
+		case "required", "encouraged", "off":
+			p.Regression = s
+		default:
+			return nodeErrorf(v, "regression: must be required, encouraged or off, got %q", s)
+		}
+	}
+	return nil
 }
 
 // keyNames lists the keys of repoKeys.

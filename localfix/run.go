@@ -94,6 +94,7 @@ func (r *fixRun) runSession(ctx context.Context, wt *workspace.WorkTree) (agent.
 	task.RepoInstructions = in.Root
 	res, err := session.Run(ctx, session.Options{
 		WorkTree: wt, Sandbox: r.sandbox, Model: r.model, Task: task, RunID: r.id, Trajectory: traj, Logger: r.log,
+		ScratchDir: filepath.Dir(filepath.Dir(wt.Dir())),
 		Settings: session.Settings{Setup: r.setup, Test: r.test, Limits: r.agentCfg, AllowWorkflowChanges: r.repoCfg.AllowWorkflowChanges,
 			NestedInstructions: in.Nested},
 		Hooks: session.Hooks{

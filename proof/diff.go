@@ -188,3 +188,53 @@ func unquotePath(s string) string {
 	}
 	return s
 }
+
+// FilePatch is one file of a git diff: its paths ("" for /dev/null) and its
+// part of the diff text, which git apply takes on its own.
+type FilePatch struct {
+	OldPath, NewPath string
+	Text             string
+}
+
+// Path is the file's path after the change, or before it when deleted.
+func (f FilePatch) Path() string {
+	if f.NewPath != "" {
+		return f.NewPath
+	}
+	return f.OldPath
+}
+
+// SplitDiff splits a git diff into its files.
+func SplitDiff(diff string) ([]FilePatch, error) {
+	files, err := parseDiff(diff)
+	if err != nil {
+		return nil, err
+	}
+	var texts []string
+	start := -1
+	lines := strings.SplitAfter(diff, "\n")
+	var b strings.Builder
+	for i, l := range lines {
+		if strings.HasPrefix(l, "diff --git ") {
+			if start >= 0 {
+				texts = append(texts, b.String())
+				b.Reset()
+			}
+			start = i
+		}
+		if start >= 0 {
+			b.WriteString(l)
+		}
+	}
+	if start >= 0 {
+		texts = append(texts, b.String())
+	}
+	if len(texts) != len(files) {
+		return nil, fmt.Errorf("split diff: %d file headers for %d files", len(texts), len(files))
+	}
+	out := make([]FilePatch, len(files))
+	for i, f := range files {
+		out[i] = FilePatch{OldPath: f.oldPath, NewPath: f.newPath, Text: texts[i]}
+	}
+	return out, nil
+}

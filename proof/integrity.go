@@ -366,17 +366,66 @@ func firstChange(f fileDiff) int {
 	return 0
 }
 
-// commandNames reports whether the test command names file p: runs it as a
-// script, reads it as a config (-c, --config), includes it with -f.
+// commandNames reports whether the test command runs file p or reads it
+// as its configuration: p is a command's program (./scripts/test.sh), the
+// script an interpreter runs (sh scripts/test.sh, python run_tests.py), a
+// file given with -f, -c, --config or --file, or named so inside sh -c.
+// A file the command only reads as data (grep -q x calc.go) is not named.
 func commandNames(command, p string) bool {
 	if command == "" {
 		return false
 	}
-	for _, w := range words(command) {
-		w = strings.TrimPrefix(strings.TrimPrefix(w, "--config="), "-c=")
-		if path.Clean(strings.TrimPrefix(w, "./")) == p && strings.ContainsAny(w, "./") {
+	for _, args := range simpleCommands(command) {
+		for _, f := range commandFiles(args) {
+			if path.Clean(strings.TrimPrefix(f, "./")) == p {
+				return true
+			}
+		}
+		if len(args) > 2 && shells[path.Base(args[0])] && args[1] == "-c" && commandNames(args[2], p) {
 			return true
 		}
 	}
 	return false
+}
+
+// shells run a command line given with -c; interpreters run the script
+// named by their first argument that is not a flag.
+var (
+	shells       = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true}
+	interpreters = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true,
+		"python": true, "python3": true, "node": true, "ruby": true, "perl": true, "php": true, "tsx": true, "ts-node": true, "deno": true, "bun": true}
+)
+
+// commandFiles returns the words of one simple command that name a file it
+// runs or reads as configuration.
+func commandFiles(args []string) []string {
+	for len(args) > 0 && strings.Contains(args[0], "=") && !strings.HasPrefix(args[0], "-") {
+		args = args[1:] // VAR=value before the program
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	var out []string
+	if strings.Contains(args[0], "/") {
+		out = append(out, args[0])
+	}
+	interp := interpreters[path.Base(args[0])]
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-c" && shells[path.Base(args[0])]:
+			return out // the rest is a command line, read by the caller
+		case a == "-f" || a == "-c" || a == "--config" || a == "--file" || a == "--rcfile":
+			if i+1 < len(args) {
+				out = append(out, args[i+1])
+				i++
+			}
+		case strings.HasPrefix(a, "--config=") || strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "-c="):
+			out = append(out, a[strings.IndexByte(a, '=')+1:])
+		case interp && !strings.HasPrefix(a, "-"):
+			out = append(out, a)
+			interp = false
+		}
+	}
+	return out
 }

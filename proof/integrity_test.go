@@ -256,3 +256,29 @@ func TestChangedTests(t *testing.T) {
 		})
 	}
 }
+
+func TestCommandNames(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		command, path string
+		want          bool
+	}{
+		{"./scripts/test.sh -v", "scripts/test.sh", true},
+		{"sh scripts/test.sh", "scripts/test.sh", true},
+		{"CI=1 bash -e ./ci/test.bash", "ci/test.bash", true},
+		{"python -m pytest -c setup.cfg", "setup.cfg", true},
+		{"python run_tests.py --fast", "run_tests.py", true},
+		{"make -f build/Makefile check", "build/Makefile", true},
+		{"golangci-lint run --config=.golangci.yml && go test ./...", ".golangci.yml", true},
+		{"sh -c './scripts/test.sh && echo done'", "scripts/test.sh", true},
+		{"grep -q 'a + b' calc.go && echo calc ok", "calc.go", false},
+		{"go test ./...", "main.go", false},
+		{"python -m pytest tests/test_a.py", "tests/test_a.py", false},
+		{"sh -c 'cat calc.go'", "calc.go", false},
+		{"", "x.sh", false},
+	} {
+		if got := commandNames(tc.command, tc.path); got != tc.want {
+			t.Errorf("commandNames(%q, %q) = %v, want %v", tc.command, tc.path, got, tc.want)
+		}
+	}
+}

@@ -37,6 +37,8 @@ type Settings struct {
 	SetupTimeout time.Duration
 	// Test is the repository's test command, run at review; "" for none.
 	Test string
+	// TestTimeout bounds each run of it (the sandbox's default when 0).
+	TestTimeout time.Duration
 	// Limits are the agent's limits (steps, cost, time).
 	Limits agent.Config
 	// AllowWorkflowChanges lets the change touch .github/workflows/.
@@ -44,15 +46,6 @@ type Settings struct {
 	// NestedInstructions are the AGENTS.md files of subdirectories
 	// (Instructions.Nested); the repository-wide one goes in the Task.
 	NestedInstructions map[string]string
-}
-
-// WorkTree is the run's working copy: the directory the sandbox mounts at
-// /workspace, the job's cache next to it, and the diff through a git
-// directory the sandbox never saw (*workspace.WorkTree).
-type WorkTree interface {
-	tools.Repo
-	Dir() string
-	CacheDir() string
 }
 
 // SandboxFactory builds the run's sandbox for its working copy and cache
@@ -75,9 +68,20 @@ type Hooks struct {
 
 // Options are one run.
 type Options struct {
-	// WorkTree and Sandbox are required: the sandbox is built for the tree.
-	WorkTree WorkTree
+	// WorkTree and Sandbox are required: the sandbox is built for the
+	// tree, the run's working copy, whose private git dir the sandbox
+	// never sees.
+	WorkTree *workspace.WorkTree
 	Sandbox  SandboxFactory
+	// ScratchDir is where the fresh checkouts of the test command's runs
+	// go (default: the system's temporary directory).
+	ScratchDir string
+	// Environment names the run's environment (an image digest, or the
+	// worker's own root), for the baselines' key.
+	Environment string
+	// Baselines keeps the base commit's test runs between jobs; nil keeps
+	// none.
+	Baselines BaselineCache
 	// Model answers the agent. Required.
 	Model    agent.Model
 	Settings Settings
@@ -94,18 +98,24 @@ type Options struct {
 
 // Review is what the harness saw of the two-phase submission: how many
 // review messages the agent got (of how many stages), the last result of
-// the repository's test command and whether it ran on the final change.
+// the repository's test command and whether it ran on the final change,
+// and the evidence of that run (baseline, regression proof, flags).
 type Review struct {
 	Rounds      int               `json:"rounds"`
 	Stages      int               `json:"stages,omitempty"`
 	Test        *tools.TestResult `json:"test,omitempty"`
 	TestedFinal bool              `json:"tested_final,omitempty"`
+	Verdict     *tools.Verdict    `json:"verdict,omitempty"`
 }
 
 // TestFailed reports whether the repository's test command failed on the
-// change as last reviewed.
+// change as last reviewed, for a reason the change may own: a run whose
+// only failures also fail on the base commit has not failed.
 func (r Review) TestFailed() bool {
-	return r.Test != nil && (r.Test.TimedOut || r.Test.ExitCode != 0)
+	if r.Test == nil || !r.Test.TimedOut && r.Test.ExitCode == 0 {
+		return false
+	}
+	return r.Verdict == nil || r.Verdict.Comparison == nil || !r.Verdict.Comparison.OnlyPreexisting()
 }
 
 // Result is how a run ended.
@@ -143,14 +153,33 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	sb, err := o.Sandbox(workspace.Options{Workspace: o.WorkTree.Dir(), Cache: o.WorkTree.CacheDir(), Logger: o.Logger})
+	so := workspace.Options{Workspace: o.WorkTree.Dir(), Cache: o.WorkTree.CacheDir(), Logger: o.Logger, OnJobDisk: o.WorkTree.OnJobDisk()}
+	sb, err := o.Sandbox(so)
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	if c, ok := sb.(io.Closer); ok {
+		// The sandbox holds the job's cgroup until the run ends.
+		defer func() {
+			if err := c.Close(); err != nil {
+				o.Logger.Warn("close the sandbox", logattr.Err, err)
+			}
+		}()
 	}
 	if err := setup(ctx, sb, o); err != nil {
 		return Result{}, err
 	}
-	env, err := tools.New(tools.Options{
+	var verify tools.Verifier
+	if o.Settings.Test != "" {
+		v, err := newVerifier(ctx, o, o.WorkTree)
+		if err != nil {
+			return Result{}, err
+		}
+		defer v.close()
+		v.runBaseline(ctx)
+		verify = v
+	}
+	env, err := tools.New(tools.Options{Verifier: verify, TestTimeout: o.Settings.TestTimeout,
 		Sandbox: sb, Repo: o.WorkTree, Root: o.WorkTree.Dir(), TextMode: textMode(o.Model),
 		TestCommand: o.Settings.Test, AllowWorkflowChanges: o.Settings.AllowWorkflowChanges,
 		NestedInstructions: o.Settings.NestedInstructions, Logger: o.Logger,
@@ -222,7 +251,7 @@ func setup(ctx context.Context, sb tools.Sandbox, o Options) error {
 // command and whether it ran on the final patch.
 func reviewOf(st tools.ReviewState, patch string) Review {
 	return Review{
-		Rounds: st.StagesShown, Stages: st.Stages, Test: st.LastTest,
+		Rounds: st.StagesShown, Stages: st.Stages, Test: st.LastTest, Verdict: st.Verdict,
 		TestedFinal: st.LastTest != nil && st.TestedDiff == patch,
 	}
 }

@@ -68,6 +68,9 @@ type Options struct {
 	// TestCommand is the repository's test command, run (network off) for
 	// every review message; empty when none is configured.
 	TestCommand string
+	// Verifier, when set, runs the test command for the review instead of
+	// the agent's own sandbox, and gives the evidence of the change.
+	Verifier Verifier
 	// TestTimeout bounds the test command; 0 leaves the sandbox's.
 	TestTimeout time.Duration
 	// ReviewStages are text/template sources of the review messages, one
@@ -114,8 +117,9 @@ type Env struct {
 	summary string // the latest summary given to submit
 	// lastTest is the test command's latest result and testedDiff the
 	// diff it ran on (see ReviewState).
-	lastTest   *TestResult
-	testedDiff string
+	lastTest    *TestResult
+	lastVerdict *Verdict
+	testedDiff  string
 	// shown holds the directories whose nested instructions the model saw.
 	shown map[string]bool
 }

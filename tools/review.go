@@ -8,6 +8,7 @@ import (
 	"text/template"
 
 	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/proof"
 )
 
 //go:embed prompts/*.tmpl
@@ -32,6 +33,9 @@ type ReviewData struct {
 	// Test is the result of the repository's test command; nil when none
 	// is configured.
 	Test *TestResult
+	// Verdict is the harness's evidence (baseline, regression proof,
+	// integrity flags) when a Verifier ran the tests; nil otherwise.
+	Verdict *Verdict
 	// Summary is the latest summary given to submit; empty when none was.
 	Summary string
 	// Stage is this review message's number (1-based) of Stages.
@@ -77,7 +81,10 @@ func parseTemplates(stages []string) (review []*template.Template, workflows, em
 		}
 		sample := ReviewData{Diff: "d", Base: "b", Files: []string{"f"}, New: []string{"n"}, Deleted: []string{"x"},
 			Tests: []string{"t"}, Workflows: []string{"w"}, NestedRepos: []string{"r"}, Symlinks: []string{"l"},
-			Test: &TestResult{Command: "c", Output: "o"}, Summary: "s", Stage: 1, Stages: len(stages)}
+			Test: &TestResult{Command: "c", Output: "o"}, Summary: "s", Stage: 1, Stages: len(stages),
+			Verdict: &Verdict{Baseline: &TestResult{Command: "c"}, Comparison: &proof.Comparison{Reason: "r", Preexisting: []proof.Failure{{ID: "p"}}, New: []proof.Failure{{ID: "n"}}},
+				Proof: &proof.Proof{Proven: []proof.Regression{{Path: "p", Name: "n"}}, Unproven: []proof.Unproven{{Path: "p", Name: "n", Reason: "r"}}},
+				Flags: []proof.Flag{{Path: "f", Reason: "r"}}}}
 		if err := t.Execute(new(strings.Builder), sample); err != nil {
 			errs = append(errs, fmt.Errorf("render %s: %w", name, err))
 		}

@@ -11,6 +11,9 @@ type ReviewState struct {
 	// with each review message); nil when none is configured or no review
 	// message was shown yet.
 	LastTest *TestResult
+	// Verdict is the evidence of the latest review when a Verifier ran
+	// the tests; nil otherwise.
+	Verdict *Verdict
 	// TestedDiff is the diff LastTest ran on: when it equals the final
 	// patch, the test result is that of the submitted change.
 	TestedDiff string
@@ -27,6 +30,10 @@ func (e *Env) ReviewState() ReviewState {
 	if e.lastTest != nil {
 		t := *e.lastTest
 		s.LastTest = &t
+	}
+	if e.lastVerdict != nil {
+		v := *e.lastVerdict
+		s.Verdict = &v
 	}
 	return s
 }

@@ -52,7 +52,18 @@ func (e *Env) submit(ctx context.Context, a submitArgs) (agent.Observation, erro
 	case e.stage >= len(e.stages):
 		return agent.Observation{Output: submitted, Submitted: true, Summary: e.summary}, nil
 	}
-	if e.opts.TestCommand != "" {
+	switch {
+	case e.opts.Verifier != nil:
+		v, err := e.opts.Verifier.Verify(ctx, diff)
+		if err != nil {
+			return agent.Observation{}, envErr("verify", err)
+		}
+		if v.Test != nil {
+			v.Test.Output = workspace.Clip(v.Test.Output, e.opts.TestOutputLimit)
+		}
+		d.Test, d.Verdict = v.Test, &v
+		e.lastTest, e.lastVerdict, e.testedDiff = v.Test, &v, diff
+	case e.opts.TestCommand != "":
 		if d.Test, err = e.runTests(ctx); err != nil {
 			return agent.Observation{}, err
 		}

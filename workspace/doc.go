@@ -94,6 +94,47 @@
 // (RLIMIT_FSIZE), and the disk use of the working copy plus cache, checked
 // after every command. The Docker sandbox uses Docker's own cgroup limits
 // instead.
+
+// # Limits
+//
+// A job's limits are the kernel's where the host allows (CheckLimits says
+// which, and why not; the worker refuses to run without them unless told
+// to):
+//
+//   - Memory file systems have a size: bwrap's /tmp, /var/tmp and /dev/shm
+//     (Limits.TmpfsBytes each; /dev itself is read-only), docker's /tmp.
+//   - Memory and processes: with Options.Cgroups, each Bwrap (one job) makes
+//     a cgroup of its own under the worker's, on cgroup v2 or on the v1
+//     memory and pids hierarchies, and removes it in Close. It is per job,
+//     not per command, so that the limits bound the job as a whole (tmpfs
+//     pages, page cache, commands that overlap) at one cgroup's cost. Every
+//     command's processes are in it from their first instruction: on v2
+//     they are cloned into it (clone3 CLONE_INTO_CGROUP); on v1 a small
+//     /bin/sh wrapper of the worker's writes its own pid to the job's
+//     cgroup.procs files before it execs prlimit and bwrap. The wrapper
+//     also sets oom_score_adj to 1000, so whatever runs out of memory, the
+//     kernel kills the job's processes before the worker. memory.max (v2) or
+//     memory.limit_in_bytes (v1), with swap on top forbidden where the
+//     kernel accounts it, bounds all the job's memory, tmpfs pages
+//     included; an OOM kill in the job is counted (memory.events,
+//     memory.oom_control) and reported in the command's Result. pids.max
+//     bounds its processes per job, not per user. After each command,
+//     anything left in the cgroup is killed before Run returns, also what
+//     left bwrap's process group and session.
+//   - Disk: WorkTreeOptions.Disk puts the working copy and the cache on a
+//     JobDisk, an ext4 image of the job's size and inode count,
+//     loop-mounted per job, so a write past it fails at once with ENOSPC;
+//     Options.OnJobDisk tells the sandbox. Without one, the working copy
+//     and cache are walked after each command: an entry the worker cannot
+//     read counts as over the limit, and every entry as at least a block.
+//
+// prlimit(1) from util-linux sets the rlimits and then execs the sandbox in
+// place (same pid, so process-group handling is unchanged): the file size
+// (RLIMIT_FSIZE), no core files, and where the job has no cgroup, processes
+// (RLIMIT_NPROC, which the kernel counts per real user and never enforces
+// for uid 0) and memory per process (RLIMIT_DATA, which, unlike RLIMIT_AS,
+// does not count the large address-space reservations of Go and V8
+// runtimes). The Docker sandbox uses Docker's own cgroup limits instead.
 //
 // # Local git
 //

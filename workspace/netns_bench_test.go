@@ -27,7 +27,7 @@ func BenchmarkBwrapNetwork(b *testing.B) {
 		}
 		defer os.Remove(status.Name())
 		defer status.Close()
-		argv := append(prlimitArgs(bw.prlimit, bw.opts.Limits), bw.args(Command{Script: "true"}, extra)...)
+		argv := append(prlimitArgs(bw.prlimit, bw.opts.Limits, nil), bw.args(Command{Script: "true"}, extra)...)
 		res, err := runProcess(ctx, process{argv: argv, env: sandboxEnv(CacheDir, bw.pathDir, true, nil), dir: o.Workspace,
 			extraFiles: []*os.File{status}}, DefaultTimeout, DefaultOutputLimit)
 		if err != nil || res.ExitCode != 0 {

@@ -23,6 +23,9 @@ type process struct {
 	env        []string
 	dir        string
 	extraFiles []*os.File
+	// cgroup, when set, is the directory of a cgroup v2 the process is
+	// cloned into (it runs nowhere else, not even for an instruction).
+	cgroup *os.File
 	// onKill runs after the process group was killed on timeout or cancel
 	// (the docker sandbox removes its container there).
 	onKill func()
@@ -48,6 +51,11 @@ func runProcess(ctx context.Context, p process, timeout time.Duration, outLimit 
 	defer pr.Close()
 
 	cmd := proc.Command(runCtx, p.onKill, p.argv...)
+	if p.cgroup != nil {
+		// The process starts in the job's cgroup (cgroup v2).
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = int(p.cgroup.Fd())
+	}
 	cmd.Env = p.env
 	cmd.Dir = p.dir
 	cmd.Stdout = pw

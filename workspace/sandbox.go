@@ -65,21 +65,44 @@ type Result struct {
 	TimedOut bool
 	// Duration is the wall time of the command.
 	Duration time.Duration
+	// OOMKilled is set when the kernel killed a process of the command
+	// for the job's memory limit; Output then ends with a line saying so
+	// ("killed: out of memory (limit 4 GiB)").
+	OOMKilled bool
 }
 
-// Limits bound what one command may use. Zero fields take the defaults.
+// Limits bound what a job's commands may use. Zero fields take the
+// defaults. With Options.Cgroups, bwrap enforces Processes and MemoryBytes
+// for the whole job (every process of every command, and the pages of its
+// tmpfs mounts) in a cgroup of its own; without, per process or per user
+// as each field says.
 type Limits struct {
-	// Processes caps the number of processes (RLIMIT_NPROC for bwrap and
-	// none, counted per real user; --pids-limit for docker).
+	// Processes caps the number of processes: pids.max of the job's cgroup
+	// for bwrap with cgroups; else RLIMIT_NPROC for bwrap and none,
+	// counted per real user (all the jobs of the worker's uid together)
+	// and never enforced for root; --pids-limit for docker.
 	Processes int
-	// MemoryBytes caps memory: per process (RLIMIT_DATA) for bwrap and none,
-	// for the container (--memory) for docker.
+	// MemoryBytes caps memory: memory.max (v2) or memory.limit_in_bytes
+	// (v1) of the job's cgroup for bwrap with cgroups, swap included where
+	// the kernel accounts it; else per process (RLIMIT_DATA) for bwrap and
+	// none; for the container (--memory) for docker.
 	MemoryBytes int64
 	// FileSizeBytes caps the size of any file a command writes (RLIMIT_FSIZE).
 	FileSizeBytes int64
-	// DiskBytes caps the disk use of the working copy and the cache together,
-	// checked after every command; exceeding it kills the sandbox.
+	// TmpfsBytes is the size of each of the sandbox's memory file systems
+	// (/tmp, /var/tmp and /dev/shm for bwrap, /tmp for docker). Zero means
+	// a quarter of MemoryBytes, so that a full /tmp fails with ENOSPC
+	// before it makes the job run out of memory.
+	TmpfsBytes int64
+	// DiskBytes caps the disk use of the working copy and the cache
+	// together: the size of the job disk when Options.OnJobDisk is set
+	// (a write past it fails), else checked after every command by a walk
+	// of both, and exceeding it kills the sandbox.
 	DiskBytes int64
+	// DiskInodes caps the number of files, directories and symlinks in the
+	// working copy and the cache, the same two ways. Zero means one per
+	// DefaultBytesPerInode bytes of DiskBytes.
+	DiskInodes int64
 }
 
 // Options configure a sandbox of any kind. Each job builds its own sandbox
@@ -95,8 +118,18 @@ type Options struct {
 	Timeout time.Duration
 	// OutputLimit is the number of output bytes a Result keeps.
 	OutputLimit int
-	// Limits bound each command.
+	// Limits bound the job's commands.
 	Limits Limits
+	// Cgroups, when set (from CheckLimits or OpenCgroups), gives the bwrap
+	// sandbox a cgroup of its own, made by NewBwrap and removed by Close,
+	// that holds every process of its commands from their first
+	// instruction and enforces Limits.MemoryBytes and Limits.Processes for
+	// the job as a whole. The other sandboxes ignore it.
+	Cgroups *Cgroups
+	// OnJobDisk says that Workspace and Cache are on a job disk
+	// (WorkTree.OnJobDisk), whose size and inode count the kernel limits:
+	// the sandbox then does not walk them after each command.
+	OnJobDisk bool
 	// Env adds variables to the sandbox environment (after the allow-list,
 	// so they may override it). Never put secrets here.
 	Env map[string]string
@@ -174,8 +207,14 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Limits.FileSizeBytes <= 0 {
 		o.Limits.FileSizeBytes = DefaultFileSizeBytes
 	}
+	if o.Limits.TmpfsBytes <= 0 {
+		o.Limits.TmpfsBytes = o.Limits.MemoryBytes / 4
+	}
 	if o.Limits.DiskBytes <= 0 {
 		o.Limits.DiskBytes = DefaultDiskBytes
+	}
+	if o.Limits.DiskInodes <= 0 {
+		o.Limits.DiskInodes = JobDiskOptions{Bytes: o.Limits.DiskBytes}.withDefaults().Inodes
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -197,12 +236,27 @@ func (o Options) checkAlive() error {
 	return nil
 }
 
-// checkDisk reports ErrSandboxDead when the working copy and cache use more
-// than the disk limit.
+// checkDisk reports ErrSandboxDead when the working copy and cache use
+// more than the disk limits, or cannot all be measured. It measures nothing
+// on a job disk, where the kernel enforces the limits.
 func (o Options) checkDisk() error {
-	used := diskUsage(o.Workspace) + diskUsage(o.Cache)
-	if used > o.Limits.DiskBytes {
-		return fmt.Errorf("%w: the working copy and cache use %d bytes, over the limit of %d", ErrSandboxDead, used, o.Limits.DiskBytes)
+	if o.OnJobDisk {
+		return nil
+	}
+	var used diskUse
+	for _, dir := range []string{o.Workspace, o.Cache} {
+		u, err := diskUsage(dir)
+		if err != nil {
+			return fmt.Errorf("%w: the disk use of the working copy and cache cannot be measured, so it counts as over the limit: %w", ErrSandboxDead, err)
+		}
+		used.bytes += u.bytes
+		used.inodes += u.inodes
+	}
+	if used.bytes > o.Limits.DiskBytes {
+		return fmt.Errorf("%w: the working copy and cache use %d bytes, over the limit of %d", ErrSandboxDead, used.bytes, o.Limits.DiskBytes)
+	}
+	if used.inodes > o.Limits.DiskInodes {
+		return fmt.Errorf("%w: the working copy and cache hold %d files and directories, over the limit of %d", ErrSandboxDead, used.inodes, o.Limits.DiskInodes)
 	}
 	return nil
 }

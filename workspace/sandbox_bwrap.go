@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -31,7 +30,8 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 // /cache writable, a private /tmp, /proc and /dev, every namespace unshared
 // (so no network; a setup command gets a network namespace of its own with
 // NAT, see the package doc), all capabilities dropped and a seccomp filter.
-// It is the default sandbox.
+// It is the default sandbox. A Bwrap is one job's: with Options.Cgroups it
+// holds the job's cgroup until Close.
 type Bwrap struct {
 	opts    Options
 	bwrap   string
@@ -40,13 +40,14 @@ type Bwrap struct {
 	mounts  []string
 	pathDir []string
 	// seccomp is the compiled filter (seccomp.go); network gives setup
-	// commands their network (netns.go).
+	// commands their network (netns.go); limits are the job's (limits.go).
 	seccomp []byte
 	network *setupNetwork
+	limits  *jobLimits
 }
 
 // NewBwrap returns a bwrap sandbox for o after checking that bwrap and
-// prlimit exist.
+// prlimit exist, with the job's cgroup made when o.Cgroups is set.
 func NewBwrap(o Options) (*Bwrap, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -85,7 +86,16 @@ func NewBwrap(o Options) (*Bwrap, error) {
 		}
 		b.mounts = append(b.mounts, "--ro-bind", dir, dir)
 	}
+	if b.limits, err = newJobLimits(o, prlimit); err != nil {
+		return nil, fmt.Errorf("bwrap sandbox: %w", err)
+	}
 	return b, nil
+}
+
+// Close removes the job's cgroup, killing any process left in it. The
+// sandbox runs no command after Close.
+func (b *Bwrap) Close() error {
+	return b.limits.close()
 }
 
 // underSystemDir reports whether dir is already visible through systemDirs.
@@ -122,26 +132,38 @@ func (b *Bwrap) Run(ctx context.Context, c Command) (res Result, err error) {
 		return Result{}, fmt.Errorf("bwrap: %w", err)
 	}
 	defer iso.close()
-	argv := append(prlimitArgs(b.prlimit, b.opts.Limits), iso.prefix...)
-	argv = append(argv, b.args(c, iso.args)...)
+	oomKills, err := b.limits.begin()
+	if err != nil {
+		return Result{}, err
+	}
+	argv := b.limits.argv(append(iso.prefix, b.args(c, iso.args)...))
 	res, err = runProcess(ctx, process{
 		argv:       argv,
 		env:        sandboxEnv(CacheDir, b.pathDir, true, b.opts.Env),
 		dir:        b.opts.Workspace,
 		extraFiles: fds.files,
 		started:    iso.started(),
+		cgroup:     b.limits.cgroup.cloneInto(),
 	}, timeout, b.opts.OutputLimit)
+	oom, lerr := b.limits.end(&res, oomKills)
 	if err != nil {
 		return res, fmt.Errorf("bwrap: %w", err)
 	}
+	if lerr != nil {
+		return res, fmt.Errorf("bwrap: %w", lerr)
+	}
 	if !res.TimedOut {
 		code, ok := bwrapExitCode(status)
-		if !ok {
+		switch {
+		case ok:
+			res.ExitCode = code
+		case oom:
+			// The kernel killed bwrap itself for the memory limit.
+		default:
 			// bwrap itself failed before or while starting bash; its
 			// message is in the output.
 			return res, fmt.Errorf("%w: bwrap could not start the command: %s", ErrSandboxDead, strings.TrimSpace(res.Output))
 		}
-		res.ExitCode = code
 	}
 	if err := b.opts.checkDisk(); err != nil {
 		return res, err
@@ -175,11 +197,9 @@ func (b *Bwrap) args(c Command, isolation []string) []string {
 	}
 	args = append(args, b.mounts...)
 	args = append(args, isolation...)
+	args = append(args, "--proc", "/proc")
+	args = append(args, tmpfsArgs(b.opts.Limits.TmpfsBytes)...)
 	args = append(args,
-		"--proc", "/proc",
-		"--dev", "/dev",
-		"--tmpfs", "/tmp",
-		"--tmpfs", "/var/tmp",
 		"--bind", b.opts.Workspace, WorkspaceDir,
 		"--bind", b.opts.Cache, CacheDir,
 		"--remount-ro", "/",
@@ -188,20 +208,6 @@ func (b *Bwrap) args(c Command, isolation []string) []string {
 		"bash", "-c", c.Script,
 	)
 	return args
-}
-
-// prlimitArgs returns the prlimit prefix that applies l to the command it
-// execs; hard and soft limits are equal, and the sandbox has no capability
-// to raise them.
-func prlimitArgs(prlimit string, l Limits) []string {
-	return []string{
-		prlimit,
-		"--nproc=" + strconv.Itoa(l.Processes),
-		"--data=" + strconv.FormatInt(l.MemoryBytes, 10),
-		"--fsize=" + strconv.FormatInt(l.FileSizeBytes, 10),
-		"--core=0",
-		"--",
-	}
 }
 
 // bwrapExitCode reads the exit code bwrap wrote to its --json-status-fd

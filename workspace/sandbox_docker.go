@@ -54,6 +54,10 @@ func NewDocker(o Options) (*Docker, error) {
 	return &Docker{opts: o, docker: docker}, nil
 }
 
+// Close does nothing: each container is removed with its command. It is
+// here so every sandbox can be closed alike.
+func (d *Docker) Close() error { return nil }
+
 // Run runs c in a fresh container. See Command and Result.
 func (d *Docker) Run(ctx context.Context, c Command) (res Result, err error) {
 	defer func() { d.opts.logRun("docker", c, res, err) }()
@@ -111,7 +115,7 @@ func (d *Docker) args(name string, c Command) []string {
 		"--ulimit", "fsize=" + fsize + ":" + fsize,
 		"--ulimit", "core=0:0",
 		"--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
-		"--tmpfs", "/tmp:rw,exec",
+		"--tmpfs", "/tmp:rw,exec,size=" + strconv.FormatInt(l.TmpfsBytes, 10),
 		"-v", d.opts.Workspace + ":" + WorkspaceDir,
 		"-v", d.opts.Cache + ":" + CacheDir,
 		"-w", WorkspaceDir,

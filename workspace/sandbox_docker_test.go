@@ -98,7 +98,7 @@ func TestDockerArgs(t *testing.T) {
 			"--pids-limit", "64", "--memory", "1073741824", "--memory-swap", "1073741824",
 			"--ulimit", "fsize=1048576:1048576", "--ulimit", "core=0:0",
 			"--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
-			"--tmpfs", "/tmp:rw,exec",
+			"--tmpfs", "/tmp:rw,exec,size=268435456",
 			"-v", o.Workspace + ":/workspace", "-v", o.Cache + ":/cache", "-w", "/workspace",
 		}
 		args = append(args, env...)

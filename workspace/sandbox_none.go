@@ -40,6 +40,10 @@ func NewNone(o Options) (*None, error) {
 	return n, nil
 }
 
+// Close does nothing: None holds nothing between commands. It is here so
+// every sandbox can be closed alike.
+func (n *None) Close() error { return nil }
+
 // Run runs c with bash in the working copy. See Command and Result.
 func (n *None) Run(ctx context.Context, c Command) (res Result, err error) {
 	defer func() { n.opts.logRun("none", c, res, err) }()
@@ -50,7 +54,7 @@ func (n *None) Run(ctx context.Context, c Command) (res Result, err error) {
 	if timeout <= 0 {
 		timeout = n.opts.Timeout
 	}
-	argv := append(prlimitArgs(n.prlimit, n.opts.Limits), "bash", "-c", c.Script)
+	argv := append(prlimitArgs(n.prlimit, n.opts.Limits, nil), "bash", "-c", c.Script)
 	res, err = runProcess(ctx, process{
 		argv: argv,
 		env:  sandboxEnv(n.opts.Cache, n.pathDir, true, n.opts.Env),

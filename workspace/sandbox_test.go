@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -32,6 +34,11 @@ func newTestBwrap(t *testing.T, o Options) *Bwrap {
 	if err != nil {
 		t.Fatalf("NewBwrap: %v", err)
 	}
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Errorf("close the sandbox: %v", err)
+		}
+	})
 	return b
 }
 
@@ -292,13 +299,72 @@ func isZombie(stat string) bool {
 	return i >= 0 && len(stat) > i+2 && stat[i+2] == 'Z'
 }
 
-// treeScript starts a grandchild that holds the output pipe and would
-// outlive the command, named marker, then signals it started.
+// treeScript starts a background process named marker that would outlive
+// the command, with the FIFO "held" open (from its fork on), then writes a
+// line to the FIFO "ready" and prints started.
 func treeScript(marker string) string {
-	return fmt.Sprintf("(exec -a %s sleep 1000) & touch started; echo started", marker)
+	return fmt.Sprintf("exec 3>held; (exec -a %s sleep 1000) & exec 3>&-; echo started > ready; echo started", marker)
+}
+
+// processTree is the test's end of treeScript's FIFOs in dir.
+type processTree struct {
+	ready, held *os.File
+}
+
+func newProcessTree(t *testing.T, dir string) processTree {
+	t.Helper()
+	tr := processTree{ready: makeFIFO(t, dir, "ready")}
+	held := filepath.Join(dir, "held")
+	if err := syscall.Mkfifo(held, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	// Open before the command, so the command's open for writing does not
+	// wait; non-blocking, so reads wait in the poller and honour a
+	// deadline.
+	f, err := os.OpenFile(held, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	tr.held = f
+	return tr
+}
+
+// started reports whether the command wrote to "ready" already, without
+// waiting.
+func (tr processTree) started(t *testing.T) bool {
+	t.Helper()
+	raw, err := tr.ready.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := raw.Read(func(fd uintptr) bool {
+		n, _ = syscall.Read(int(fd), make([]byte, 64))
+		return true // one attempt: a FIFO with nothing in it says EAGAIN
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
+}
+
+// waitGone waits until the background process has exited: its end of
+// "held" closes with it.
+func (tr processTree) waitGone(t *testing.T, marker string) {
+	t.Helper()
+	if err := tr.held.SetReadDeadline(time.Now().Add(eventTimeout)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.held.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("waiting for process %s to exit: %v", marker, err)
+	}
+	if processWithMarker(t, marker) {
+		t.Errorf("process %s runs after it closed its files", marker)
+	}
 }
 
 func TestKillProcessTree(t *testing.T) {
+	t.Parallel()
 	kinds := []struct {
 		name string
 		make func(t *testing.T, o Options) runner
@@ -315,33 +381,50 @@ func TestKillProcessTree(t *testing.T) {
 	}
 	for _, kind := range kinds {
 		t.Run(kind.name+"/background process ends with the command", func(t *testing.T) {
+			t.Parallel()
 			marker := fmt.Sprintf("agentfix-bg-%s-%d", kind.name, time.Now().UnixNano())
-			r := kind.make(t, testOptions(t))
-			res := mustRun(t, r, Command{Script: treeScript(marker)})
+			o := testOptions(t)
+			tr := newProcessTree(t, o.Workspace)
+			res := mustRun(t, kind.make(t, o), Command{Script: treeScript(marker)})
 			if res.TimedOut || res.ExitCode != 0 || res.Output != "started\n" {
 				t.Errorf("got %+v, want a normal exit with output %q", res, "started\n")
 			}
-			if processWithMarker(t, marker) {
-				t.Errorf("process %s still runs after the command ended", marker)
-			}
+			readLine(t, tr.ready, "the background process to start")
+			tr.waitGone(t, marker)
 		})
 		t.Run(kind.name+"/timeout kills the tree", func(t *testing.T) {
-			marker := fmt.Sprintf("agentfix-timeout-%s-%d", kind.name, time.Now().UnixNano())
-			r := kind.make(t, testOptions(t))
-			res := mustRun(t, r, Command{Script: treeScript(marker) + "; wait", Timeout: time.Second})
-			if !res.TimedOut || res.ExitCode != -1 {
-				t.Errorf("got TimedOut %v exit %d, want true -1", res.TimedOut, res.ExitCode)
-			}
-			if !strings.Contains(res.Output, "started") {
-				t.Errorf("output before the timeout lost: %q", res.Output)
-			}
-			if processWithMarker(t, marker) {
-				t.Errorf("process %s survived the timeout", marker)
+			t.Parallel()
+			// The timeout must end the command after it started its
+			// background process; on a loaded machine the sandbox may take
+			// longer than the first timeout to start, so it doubles until
+			// the process started in time.
+			for timeout := time.Second; ; timeout *= 2 {
+				marker := fmt.Sprintf("agentfix-timeout-%s-%d", kind.name, time.Now().UnixNano())
+				o := testOptions(t)
+				tr := newProcessTree(t, o.Workspace)
+				res := mustRun(t, kind.make(t, o), Command{Script: treeScript(marker) + "; wait", Timeout: timeout})
+				if !res.TimedOut || res.ExitCode != -1 {
+					t.Fatalf("got TimedOut %v exit %d, want true -1", res.TimedOut, res.ExitCode)
+				}
+				if !tr.started(t) {
+					if timeout > time.Minute {
+						t.Fatalf("the command did not start its background process within %s", timeout)
+					}
+					t.Logf("the command did not start its background process within %s; again with %s", timeout, 2*timeout)
+					continue
+				}
+				if !strings.Contains(res.Output, "started") {
+					t.Errorf("output before the timeout lost: %q", res.Output)
+				}
+				tr.waitGone(t, marker)
+				return
 			}
 		})
 		t.Run(kind.name+"/cancel kills the tree", func(t *testing.T) {
+			t.Parallel()
 			marker := fmt.Sprintf("agentfix-cancel-%s-%d", kind.name, time.Now().UnixNano())
 			o := testOptions(t)
+			tr := newProcessTree(t, o.Workspace)
 			r := kind.make(t, o)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -350,16 +433,12 @@ func TestKillProcessTree(t *testing.T) {
 				_, err := r.Run(ctx, Command{Script: treeScript(marker) + "; wait"})
 				done <- err
 			}()
-			for !processWithMarker(t, marker) {
-				time.Sleep(10 * time.Millisecond)
-			}
+			readLine(t, tr.ready, "the background process to start")
 			cancel()
 			if err := <-done; !errors.Is(err, context.Canceled) {
 				t.Errorf("Run after cancel: err = %v, want context.Canceled", err)
 			}
-			if processWithMarker(t, marker) {
-				t.Errorf("process %s survived the cancel", marker)
-			}
+			tr.waitGone(t, marker)
 		})
 	}
 }
@@ -426,6 +505,15 @@ func TestBwrapDead(t *testing.T) {
 		_, err := b.Run(context.Background(), Command{Script: "true"})
 		if !errors.Is(err, ErrSandboxDead) || !strings.Contains(err.Error(), "vanished-toolchain") {
 			t.Errorf("err = %v, want ErrSandboxDead naming the missing mount", err)
+		}
+	})
+	t.Run("closed", func(t *testing.T) {
+		b := newTestBwrap(t, testOptions(t))
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Run(context.Background(), Command{Script: "true"}); !errors.Is(err, ErrSandboxDead) {
+			t.Errorf("Run after Close: err = %v, want ErrSandboxDead", err)
 		}
 	})
 	t.Run("command exit 1 is not dead", func(t *testing.T) {

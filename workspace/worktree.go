@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -33,7 +32,15 @@ type WorkTreeOptions struct {
 	// Dir is the job directory; it must not exist yet or be empty. It
 	// receives the working copy (workspace/), the private git dir (git/),
 	// the sandbox cache (cache/) and an empty HOME for git (githome/).
+	// With Disk, the working copy and the cache are disk/workspace and
+	// disk/cache instead.
 	Dir string
+	// Disk, when set, puts the working copy and the sandbox cache on a job
+	// disk of this size (NewJobDisk at Dir/disk), so that the kernel
+	// limits their size and inodes; the private git dir stays outside it,
+	// so a full disk leaves the worker able to diff and commit. Remove
+	// unmounts it. Give the sandbox Options.OnJobDisk (OnJobDisk).
+	Disk *JobDiskOptions
 	// Branch is the branch checked out in the working copy's own .git.
 	Branch string
 	// GitTimeout bounds every git command.
@@ -54,6 +61,7 @@ type WorkTreeOptions struct {
 // A WorkTree is safe for concurrent use.
 type WorkTree struct {
 	dir, work, cache string
+	onJobDisk        bool
 	base             string
 	git              gitRunner // private git dir + work tree
 	maxDiff          int64
@@ -136,19 +144,36 @@ func newWorkTree(ctx context.Context, o WorkTreeOptions) (*WorkTree, error) {
 		maxDiff: o.MaxDiffBytes,
 		log:     o.Logger,
 	}
-	home := filepath.Join(dir, "githome")
-	for _, d := range []string{w.work, w.cache, home} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, err
+	if err := w.makeDirs(ctx, o); err != nil {
+		if rerr := w.Remove(); rerr != nil {
+			w.log.Warn("remove job directory after a failed checkout", logattr.Err, rerr)
 		}
-	}
-	private := filepath.Join(dir, "git")
-	w.git = gitRunner{gitDir: private, workTree: w.work, home: home, timeout: o.GitTimeout}
-	initGit := gitRunner{home: home, timeout: o.GitTimeout}
-	if _, err := initGit.text(ctx, "init", "--quiet", "--bare", private); err != nil {
 		return nil, err
 	}
 	return w, nil
+}
+
+// makeDirs makes the job directory's layout, with the job disk when o
+// asks for one, and the private git dir.
+func (w *WorkTree) makeDirs(ctx context.Context, o WorkTreeOptions) error {
+	if o.Disk != nil {
+		disk, err := NewJobDisk(ctx, filepath.Join(w.dir, "disk"), *o.Disk)
+		if err != nil {
+			return err
+		}
+		w.work, w.cache, w.onJobDisk = filepath.Join(disk.Dir(), "workspace"), filepath.Join(disk.Dir(), "cache"), true
+	}
+	home := filepath.Join(w.dir, "githome")
+	for _, d := range []string{w.work, w.cache, home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	private := filepath.Join(w.dir, "git")
+	w.git = gitRunner{gitDir: private, workTree: w.work, home: home, timeout: o.GitTimeout}
+	initGit := gitRunner{home: home, timeout: o.GitTimeout}
+	_, err := initGit.text(ctx, "init", "--quiet", "--bare", private)
+	return err
 }
 
 // fill puts the objects of the base commit in the private git dir (objects
@@ -253,17 +278,12 @@ func (w *WorkTree) GitDir() string { return w.git.gitDir }
 // Base is the commit the job started from; Diff and Changes compare with it.
 func (w *WorkTree) Base() string { return w.base }
 
+// OnJobDisk reports whether the working copy and the cache are on a job
+// disk (WorkTreeOptions.Disk), for Options.OnJobDisk.
+func (w *WorkTree) OnJobDisk() bool { return w.onJobDisk }
+
 // Remove deletes the job directory, including files the sandbox made
-// unreadable.
+// unreadable, after unmounting its job disk (RemoveJobDir).
 func (w *WorkTree) Remove() error {
-	filepath.WalkDir(w.dir, func(path string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() && d.Type()&fs.ModeSymlink == 0 {
-			os.Chmod(path, 0o755)
-		}
-		return nil
-	})
-	if err := os.RemoveAll(w.dir); err != nil {
-		return fmt.Errorf("remove job directory: %w", err)
-	}
-	return nil
+	return RemoveJobDir(w.dir)
 }

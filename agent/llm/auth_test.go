@@ -40,6 +40,7 @@ func (l *logRecorder) Records() []string {
 
 // provider is one provider's fake endpoints and a model built on them.
 type provider struct {
+	server   string // the subtests' name
 	name     string // the model name
 	chat     string // the route of a query
 	models   string // the route of Check
@@ -53,7 +54,7 @@ type provider struct {
 
 var providers = []provider{
 	{
-		name: "openai/gpt-5", chat: "/v1/chat/completions", models: "GET /v1/models", keyVar: "OPENAI_API_KEY",
+		server: "openai", name: "openai/gpt-5", chat: "/v1/chat/completions", models: "GET /v1/models", keyVar: "OPENAI_API_KEY",
 		base:     func(f *fakeProvider) string { return f.srv.URL + "/v1/" },
 		reply:    completion("stop", `{"role":"assistant","content":"hi"}`),
 		list:     `{"object":"list","data":[{"id":"gpt-5","object":"model","created":1,"owned_by":"openai"}]}`,
@@ -61,7 +62,17 @@ var providers = []provider{
 		keyField: func(r request) string { return strings.TrimPrefix(r.header.Get("Authorization"), "Bearer ") },
 	},
 	{
-		name: "anthropic/claude-sonnet-4-5", chat: "/v1/messages", models: "GET /v1/models", keyVar: "ANTHROPIC_API_KEY",
+		// vLLM's errors have no OpenAI envelope; a refused key is
+		// {"error": "Unauthorized"}, which the SDK cannot decode.
+		server: "vllm", name: "openai/gpt-5", chat: "/v1/chat/completions", models: "GET /v1/models", keyVar: "OPENAI_API_KEY",
+		base:     func(f *fakeProvider) string { return f.srv.URL + "/v1" },
+		reply:    completion("stop", `{"role":"assistant","content":"hi"}`),
+		list:     `{"object":"list","data":[{"id":"gpt-5","object":"model","created":1,"owned_by":"vllm","root":"gpt-5","max_model_len":32768}]}`,
+		refusal:  `{"error":"Unauthorized"}`,
+		keyField: func(r request) string { return strings.TrimPrefix(r.header.Get("Authorization"), "Bearer ") },
+	},
+	{
+		server: "anthropic", name: "anthropic/claude-sonnet-4-5", chat: "/v1/messages", models: "GET /v1/models", keyVar: "ANTHROPIC_API_KEY",
 		base:     func(f *fakeProvider) string { return f.srv.URL },
 		reply:    anthropicMessage("end_turn", `[{"type":"text","text":"hi"}]`),
 		list:     `{"data":[{"id":"claude-sonnet-4-5","type":"model","display_name":"Claude Sonnet 4.5","created_at":"2025-09-29T00:00:00Z"}],"has_more":false,"first_id":"claude-sonnet-4-5","last_id":"claude-sonnet-4-5"}`,
@@ -85,7 +96,7 @@ func (p provider) model(t *testing.T, f *fakeProvider, s *sleeper, mutate ...fun
 
 func TestRefusedKeyIsAnAuthErrorNeverRetried(t *testing.T) {
 	for _, p := range providers {
-		t.Run(p.name, func(t *testing.T) {
+		t.Run(p.server, func(t *testing.T) {
 			f := newFakeProvider(t, p.chat, response{status: 401, body: p.refusal})
 			s := &sleeper{}
 			logs := &logRecorder{}
@@ -123,7 +134,7 @@ func TestRefusedKeyIsAnAuthErrorNeverRetried(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	for _, p := range providers {
-		t.Run(p.name, func(t *testing.T) {
+		t.Run(p.server, func(t *testing.T) {
 			t.Run("accepted", func(t *testing.T) {
 				f := newFakeProvider(t, p.models, response{status: 200, body: p.list})
 				if err := p.model(t, f, &sleeper{}).Check(context.Background()); err != nil {
@@ -192,7 +203,7 @@ func (d *deadlines) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func TestQueryHonoursTheDeadline(t *testing.T) {
 	for _, p := range providers {
-		t.Run(p.name, func(t *testing.T) {
+		t.Run(p.server, func(t *testing.T) {
 			t.Run("each request is capped at the time left", func(t *testing.T) {
 				f := newFakeProvider(t, p.chat, response{status: 200, body: p.reply})
 				rec := &deadlines{}

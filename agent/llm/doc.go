@@ -1,10 +1,10 @@
 // Package llm implements agent.Model: an OpenAI-compatible provider (the
-// Chat Completions API over net/http, so vLLM, Ollama and llama.cpp servers
-// work through a base URL), Anthropic (the official anthropic-sdk-go's
-// messages service, with prompt caching on the last messages), and a
-// scripted model for tests and replays. The openai-go SDK is not used: its
-// package registers the types of OpenAI's whole API, which made the bot
-// binary 20 MB larger for the one endpoint the agent calls.
+// official openai-go SDK's chat-completions and models services, so vLLM,
+// Ollama and llama.cpp servers work through a base URL), Anthropic (the
+// official anthropic-sdk-go's messages and models services, with prompt
+// caching on the last messages), and a scripted model for tests and
+// replays. Only the services the agent calls are built, not the SDKs'
+// whole clients, whose other services would make the binary larger.
 //
 // New maps a configured name "provider/model" to a *Model; a name missing
 // from the price table is refused with the closest priced names. Every
@@ -16,9 +16,11 @@
 // *AuthError wrapping agent.ErrModelAuth and logs it at ERROR, reports a
 // prompt too long for the context window as agent.ErrContextExceeded, and
 // prices each call from an embedded, dated price table (prices.json) that
-// configuration can override. Check makes the cheapest authenticated call
-// (listing models), for a check at startup. Token usage is normalised: Usage.InputTokens counts the input
-// billed at the full input price, without cache reads and cache writes.
+// configuration can override. The SDKs' own retries are off, so there is
+// one retry policy. Check makes the cheapest authenticated call (listing
+// models), for a check at startup. Token usage is normalised:
+// Usage.InputTokens counts the input billed at the full input price,
+// without cache reads and cache writes.
 //
 // In text mode a model sends no tools: the agent's Env then parses the one
 // fenced bash block of each reply (DESIGN.md §6).

@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,28 +8,28 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/agentfix/agentfix/agent"
 )
 
-// openaiBaseURL is OpenAI's own API; OPENAI_BASE_URL points elsewhere.
+// openaiBaseURL is OpenAI's own API (the SDK's production environment);
+// OPENAI_BASE_URL points elsewhere.
 const openaiBaseURL = "https://api.openai.com/v1/"
 
-// maxResponseBytes bounds a provider's response body.
-const maxResponseBytes = 32 << 20
-
 // openaiBackend speaks the Chat Completions API of OpenAI and of compatible
-// servers (vLLM, Ollama, llama.cpp) with net/http. The wire format it uses
-// is small and stable; the openai-go SDK would add about 20 MB to the
-// binary, because its package registers the types of the whole API.
+// servers (vLLM, Ollama, llama.cpp) through the openai-go SDK's
+// chat-completions and models services, not its whole client, whose other
+// services would make the binary larger.
 type openaiBackend struct {
-	http      *http.Client
-	base      string // ends in a slash
-	key       string
+	chat      openai.ChatCompletionService
+	models    openai.ModelService
+	base      string
 	model     string
 	maxTokens int64
-	timeout   time.Duration
 }
 
 func newOpenAI(model string, o Options) (backend, error) {
@@ -44,95 +43,60 @@ func newOpenAI(model string, o Options) (backend, error) {
 	if key == "" && base == "" {
 		return nil, errors.New("no API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a compatible server that needs none)")
 	}
-	if base == "" {
+	opts := []option.RequestOption{
+		option.WithEnvironmentProduction(), // the default base URL; a service, unlike a client, reads no environment
+		option.WithMaxRetries(0),           // Model retries, so the behaviour is ours and tested
+		option.WithRequestTimeout(o.RequestTimeout),
+		option.WithAPIKey(key),
+	}
+	if base != "" {
+		opts = append(opts, option.WithBaseURL(base))
+	} else {
 		base = openaiBaseURL
 	}
-	if !strings.HasSuffix(base, "/") {
-		base += "/"
+	if o.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(o.HTTPClient))
 	}
-	client := o.HTTPClient
-	if client == nil {
-		client = &http.Client{}
-	}
-	return &openaiBackend{http: client, base: base, key: key, model: model, maxTokens: o.MaxOutputTokens, timeout: o.RequestTimeout}, nil
+	return &openaiBackend{chat: openai.NewChatCompletionService(opts...), models: openai.NewModelService(opts...),
+		base: base, model: model, maxTokens: o.MaxOutputTokens}, nil
 }
 
 func (b *openaiBackend) endpoint() (baseURL, keyVar string) { return b.base, "OPENAI_API_KEY" }
 
-// The request and response bodies of POST chat/completions, as far as the
-// agent uses them.
-type (
-	chatRequest struct {
-		Model               string        `json:"model"`
-		Messages            []chatMessage `json:"messages"`
-		Tools               []chatTool    `json:"tools,omitempty"`
-		MaxCompletionTokens int64         `json:"max_completion_tokens,omitempty"`
+// check lists the models: the cheapest request that needs a valid key.
+func (b *openaiBackend) check(ctx context.Context) error {
+	var raw *http.Response
+	if _, err := b.models.List(ctx, option.WithResponseInto(&raw)); err != nil {
+		return openaiError(err, raw)
 	}
-	chatMessage struct {
-		Role string `json:"role"`
-		// Content is nil only for an assistant message that has tool
-		// calls and no text.
-		Content    *string        `json:"content,omitempty"`
-		Refusal    string         `json:"refusal,omitempty"`
-		ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
-		ToolCallID string         `json:"tool_call_id,omitempty"`
-	}
-	chatToolCall struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	}
-	chatTool struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description,omitempty"`
-			Parameters  json.RawMessage `json:"parameters"`
-		} `json:"function"`
-	}
-	chatResponse struct {
-		Choices []struct {
-			FinishReason string      `json:"finish_reason"`
-			Message      chatMessage `json:"message"`
-		} `json:"choices"`
-		Usage struct {
-			PromptTokens        int64 `json:"prompt_tokens"`
-			CompletionTokens    int64 `json:"completion_tokens"`
-			PromptTokensDetails struct {
-				CachedTokens int64 `json:"cached_tokens"`
-			} `json:"prompt_tokens_details"`
-		} `json:"usage"`
-	}
-)
+	return nil
+}
 
 func (b *openaiBackend) query(ctx context.Context, messages []agent.Message, tools []agent.ToolSpec) (agent.Reply, error) {
-	req := chatRequest{Model: b.model, MaxCompletionTokens: b.maxTokens}
+	params := openai.ChatCompletionNewParams{Model: b.model}
 	for _, m := range messages {
 		p, err := openaiMessage(m)
 		if err != nil {
 			return agent.Reply{}, err
 		}
-		req.Messages = append(req.Messages, p)
+		params.Messages = append(params.Messages, p)
 	}
 	for _, t := range tools {
-		if !json.Valid(t.Parameters) {
-			return agent.Reply{}, fmt.Errorf("schema of tool %s is not JSON", t.Name)
+		var schema shared.FunctionParameters
+		if err := json.Unmarshal(t.Parameters, &schema); err != nil {
+			return agent.Reply{}, fmt.Errorf("schema of tool %s: %w", t.Name, err)
 		}
-		var ct chatTool
-		ct.Type = "function"
-		ct.Function.Name, ct.Function.Description, ct.Function.Parameters = t.Name, t.Description, t.Parameters
-		req.Tools = append(req.Tools, ct)
+		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name: t.Name, Description: openai.String(t.Description), Parameters: schema,
+		}))
 	}
-	body, err := json.Marshal(req)
+	if b.maxTokens > 0 {
+		params.MaxCompletionTokens = openai.Int(b.maxTokens)
+	}
+	var raw *http.Response
+	resp, err := b.chat.New(ctx, params, option.WithResponseInto(&raw))
 	if err != nil {
-		return agent.Reply{}, fmt.Errorf("openai: encode request: %w", err)
-	}
-	var resp chatResponse
-	if err := b.do(ctx, http.MethodPost, "chat/completions", body, &resp); err != nil {
-		return agent.Reply{}, err
+		return agent.Reply{}, openaiError(err, raw)
 	}
 	if len(resp.Choices) == 0 {
 		return agent.Reply{}, &callError{provider: "openai", status: http.StatusOK, message: "the response has no choices", emptyReply: true}
@@ -140,83 +104,35 @@ func (b *openaiBackend) query(ctx context.Context, messages []agent.Message, too
 	return openaiReply(resp), nil
 }
 
-// check lists the models: the cheapest request that needs a valid key.
-func (b *openaiBackend) check(ctx context.Context) error {
-	return b.do(ctx, http.MethodGet, "models", nil, nil)
-}
-
-// do sends one request to path under the base URL and decodes a 2xx
-// response's JSON into out (when out is not nil). Every failure is a
-// *callError.
-func (b *openaiBackend) do(ctx context.Context, method, path string, body []byte, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, b.timeout)
-	defer cancel()
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, b.base+path, rd)
-	if err != nil {
-		return &callError{provider: "openai", err: err}
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "agentfix")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if b.key != "" {
-		req.Header.Set("Authorization", "Bearer "+b.key)
-	}
-	resp, err := b.http.Do(req)
-	if err != nil {
-		return &callError{provider: "openai", err: err}
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
-	switch {
-	case err != nil:
-		return &callError{provider: "openai", err: fmt.Errorf("read response: %w", err)}
-	case len(raw) > maxResponseBytes:
-		return &callError{provider: "openai", err: fmt.Errorf("the response is larger than %d bytes", maxResponseBytes)}
-	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		return openaiError(resp, raw)
-	case out == nil:
-		return nil
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return &callError{provider: "openai", err: fmt.Errorf("decode response: %w", err)}
-	}
-	return nil
-}
-
-func openaiMessage(m agent.Message) (chatMessage, error) {
-	content := m.Content
+func openaiMessage(m agent.Message) (openai.ChatCompletionMessageParamUnion, error) {
 	switch m.Role {
-	case agent.RoleSystem, agent.RoleUser:
-		return chatMessage{Role: string(m.Role), Content: &content}, nil
+	case agent.RoleSystem:
+		return openai.SystemMessage(m.Content), nil
+	case agent.RoleUser:
+		return openai.UserMessage(m.Content), nil
 	case agent.RoleTool:
-		return chatMessage{Role: "tool", Content: &content, ToolCallID: m.ToolCallID}, nil
+		return openai.ToolMessage(m.Content, m.ToolCallID), nil
 	case agent.RoleAssistant:
-		a := chatMessage{Role: "assistant"}
+		a := openai.ChatCompletionAssistantMessageParam{}
 		if m.Content != "" || len(m.ToolCalls) == 0 {
-			a.Content = &content
+			a.Content.OfString = openai.String(m.Content)
 		}
 		for _, c := range m.ToolCalls {
-			tc := chatToolCall{ID: c.ID, Type: "function"}
-			tc.Function.Name, tc.Function.Arguments = c.Name, string(c.Arguments)
-			a.ToolCalls = append(a.ToolCalls, tc)
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID:       c.ID,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: string(c.Arguments)},
+				},
+			})
 		}
-		return a, nil
+		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
 	}
-	return chatMessage{}, fmt.Errorf("openai: message with unknown role %q", m.Role)
+	return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("openai: message with unknown role %q", m.Role)
 }
 
-func openaiReply(resp chatResponse) agent.Reply {
+func openaiReply(resp *openai.ChatCompletion) agent.Reply {
 	choice := resp.Choices[0]
-	msg := agent.Message{Role: agent.RoleAssistant}
-	if c := choice.Message.Content; c != nil {
-		msg.Content = *c
-	}
+	msg := agent.Message{Role: agent.RoleAssistant, Content: choice.Message.Content}
 	if msg.Content == "" && choice.Message.Refusal != "" {
 		msg.Content = choice.Message.Refusal
 	}
@@ -264,30 +180,48 @@ func openaiFinish(reason string) string {
 	return reason
 }
 
-// openaiError classifies a response with an error status. OpenAI wraps its
-// message in {"error": {...}}; compatible servers send {"message": ...},
-// {"detail": ...} or plain text.
-func openaiError(resp *http.Response, raw []byte) *callError {
-	ce := &callError{provider: "openai", status: resp.StatusCode, retryAfter: retryAfter(resp.Header)}
-	var body struct {
-		Error *struct {
-			Message string          `json:"message"`
-			Code    json.RawMessage `json:"code"`
-		} `json:"error"`
-		Message string `json:"message"`
-		Detail  string `json:"detail"`
-	}
+// openaiError classifies an SDK error; resp is the response it came with,
+// if any. OpenAI wraps its message in {"error": {...}}, which the SDK
+// decodes. Compatible servers may send {"message": ...}, {"detail": ...},
+// {"error": "..."} (vLLM refusing a key) or plain text: the SDK leaves the
+// body readable for those, and when it cannot decode the body at all its
+// error has no status, so the status comes from resp.
+func openaiError(err error, resp *http.Response) error {
+	ce := &callError{provider: "openai", err: err}
+	var apiErr *openai.Error
 	var code string
 	switch {
-	case json.Unmarshal(raw, &body) != nil:
-		ce.message = strings.TrimSpace(string(raw[:min(len(raw), 4096)]))
-	case body.Error != nil:
-		ce.message = body.Error.Message
-		_ = json.Unmarshal(body.Error.Code, &code) // a number or null leaves no code
+	case errors.As(err, &apiErr):
+		ce.status, ce.message, code, resp = apiErr.StatusCode, apiErr.Message, apiErr.Code, apiErr.Response
+	case resp != nil && resp.StatusCode >= 400:
+		ce.status = resp.StatusCode
 	default:
-		ce.message = body.Message + body.Detail
+		return ce
 	}
-	ce.err = fmt.Errorf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	if resp != nil {
+		ce.retryAfter = retryAfter(resp.Header)
+		if ce.message == "" {
+			ce.message = bodyMessage(resp)
+		}
+	}
 	ce.contextExceeded = code == "context_length_exceeded" || isContextExceeded(ce.status, ce.message+" "+code)
 	return ce
+}
+
+// bodyMessage reads the error text of a response whose body has no
+// OpenAI error envelope.
+func bodyMessage(resp *http.Response) string {
+	if resp.Body == nil {
+		return ""
+	}
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096)) // best effort: the status says enough without it
+	var body struct {
+		Message string `json:"message"`
+		Detail  string `json:"detail"`
+		Error   string `json:"error"`
+	}
+	if json.Unmarshal(raw, &body) == nil && body.Message+body.Detail+body.Error != "" {
+		return body.Message + body.Detail + body.Error
+	}
+	return strings.TrimSpace(string(raw))
 }

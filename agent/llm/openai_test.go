@@ -176,6 +176,12 @@ func TestOpenAIRetries(t *testing.T) {
 			wantErr:      "openai refused the key in OPENAI_API_KEY: 401 Unauthorized from http://",
 		},
 		{
+			name:         "400 whose error is a string not retried",
+			responses:    []response{{status: 400, body: `{"error":"'messages' is required"}`}},
+			wantRequests: 1,
+			wantErr:      "openai: 400 Bad Request: 'messages' is required",
+		},
+		{
 			name:         "empty choices retried like a 5xx",
 			responses:    []response{{status: 200, body: `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-5","choices":[]}`}, ok},
 			wantRequests: 2, wantSleeps: []time.Duration{time.Second},
@@ -297,5 +303,37 @@ func TestOpenAITextModeAndEnvironment(t *testing.T) {
 	}
 	if got := req.header.Get("Authorization"); got != "Bearer env-key" {
 		t.Errorf("Authorization %q, want the key from OPENAI_API_KEY", got)
+	}
+}
+
+// TestOpenAIBaseURL checks that requests go under the configured base URL
+// as given, as OpenAI-compatible servers expect: vLLM and Ollama serve the
+// API under /v1, a proxy under a path of its own, some servers at the root.
+func TestOpenAIBaseURL(t *testing.T) {
+	tests := []struct {
+		name string
+		base string // appended to the server's URL
+		dir  string // where the requests must go
+	}{
+		{"without /v1", "", "/"},
+		{"with a slash", "/", "/"},
+		{"with /v1", "/v1", "/v1/"},
+		{"with /v1/", "/v1/", "/v1/"},
+		{"with a path", "/proxy/openai/v1", "/proxy/openai/v1/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			chat := newFakeProvider(t, tt.dir+"chat/completions", response{status: 200, body: completion("stop", `{"role":"assistant","content":"hi"}`)})
+			if _, err := newTestOpenAI(t, chat, &sleeper{}, func(o *Options) { o.BaseURL = chat.srv.URL + tt.base }).
+				Query(context.Background(), testHistory, testTools); err != nil {
+				t.Errorf("Query: %v", err)
+			}
+			models := newFakeProvider(t, "GET "+tt.dir+"models", response{status: 200, body: `{"object":"list","data":[]}`})
+			if err := newTestOpenAI(t, models, &sleeper{}, func(o *Options) { o.BaseURL = models.srv.URL + tt.base }).
+				Check(context.Background()); err != nil {
+				t.Errorf("Check: %v", err)
+			}
+		})
 	}
 }

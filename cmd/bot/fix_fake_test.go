@@ -80,6 +80,14 @@ func (f *fakeOpenAI) requests() []fakeRequest {
 }
 
 func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/v1/models" { // the startup check of the key
+		if got := r.Header.Get("Authorization"); got != "Bearer test-key" {
+			f.t.Errorf("fake OpenAI: Authorization %q, want the configured key", got)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"gpt-5","object":"model","created":1700000000,"owned_by":"openai"}]}`)
+		return
+	}
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
 		f.t.Errorf("fake OpenAI: %s %s, want POST /v1/chat/completions", r.Method, r.URL.Path)
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)

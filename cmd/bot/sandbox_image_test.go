@@ -26,7 +26,7 @@ func TestWorkerSandboxImage(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.Sandbox, cfg.SandboxImage = "docker", "ghcr.io/example/toolchain:1"
 	ws, cache := t.TempDir(), t.TempDir()
-	sb, err := workerSandbox(cfg, nil)(workspace.Options{Workspace: ws, Cache: cache})
+	sb, err := workerSandbox(cfg, nil, nil)(workspace.Options{Workspace: ws, Cache: cache})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -96,7 +97,11 @@ func newWorker(ctx context.Context, cfg *config.App, rdb redis.UniversalClient, 
 	if err != nil {
 		return nil, err
 	}
-	sandbox := workerSandbox(cfg, egress)
+	limits, err := sandboxLimits(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	sandbox := workerSandbox(cfg, egress, limits.Cgroups)
 	if err := probeSandbox(sandbox); err != nil {
 		return nil, err
 	}
@@ -120,8 +125,13 @@ func newWorker(ctx context.Context, cfg *config.App, rdb redis.UniversalClient, 
 	if err != nil {
 		return nil, configError{err}
 	}
+	var disk *workspace.JobDiskOptions
+	if limits.Disk.Enforced {
+		disk = &workspace.JobDiskOptions{}
+	}
 	return worker.New(worker.Options{
-		Config: cfg, Redis: rdb, GitHub: worker.FromApp(app), Cache: cache, Runs: store,
+		JobDisk: disk,
+		Config:  cfg, Redis: rdb, GitHub: worker.FromApp(app), Cache: cache, Runs: store,
 		Sandbox: sandbox,
 		Model: func(name string) (agent.Model, error) {
 			provider, _, _ := strings.Cut(name, "/")
@@ -139,11 +149,36 @@ func newWorker(ctx context.Context, cfg *config.App, rdb redis.UniversalClient, 
 
 // workerSandbox returns the worker's sandbox factory: the sandbox named by
 // AGENTFIX_SANDBOX, with the image of AGENTFIX_SANDBOX_IMAGE for docker.
-func workerSandbox(cfg *config.App, egress []string) worker.SandboxFactory {
+func workerSandbox(cfg *config.App, egress []string, cgroups *workspace.Cgroups) worker.SandboxFactory {
 	return func(o workspace.Options) (tools.Sandbox, error) {
-		o.AllowUnsandboxed, o.Image, o.SetupEgress = cfg.AllowUnsandboxed, cfg.SandboxImage, egress
+		o.AllowUnsandboxed, o.Image, o.SetupEgress, o.Cgroups = cfg.AllowUnsandboxed, cfg.SandboxImage, egress, cgroups
 		return newSandbox(cfg.Sandbox, o)
 	}
+}
+
+// sandboxLimits says at startup which per-job limits the kernel enforces
+// for the bwrap sandbox here; without AGENTFIX_ALLOW_UNENFORCED_LIMITS a
+// limit it cannot enforce stops the worker. Other sandboxes have their
+// own limits (docker) or none (none).
+func sandboxLimits(ctx context.Context, cfg *config.App, log *slog.Logger) (workspace.LimitsReport, error) {
+	if cfg.Sandbox != "bwrap" {
+		return workspace.LimitsReport{}, nil
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return workspace.LimitsReport{}, fmt.Errorf("AGENTFIX_DATA_DIR: %w", err)
+	}
+	rep, err := workspace.CheckLimits(ctx, cfg.DataDir)
+	if err != nil {
+		return rep, fmt.Errorf("check the sandbox's limits: %w", err)
+	}
+	log.Info("sandbox limits per job:\n" + strings.TrimRight(rep.String(), "\n"))
+	if err := rep.Err(); err != nil {
+		if !cfg.AllowUnenforcedLimits {
+			return rep, configError{fmt.Errorf("AGENTFIX_ALLOW_UNENFORCED_LIMITS: %w; give the worker what it needs (docs/operations.md), or set AGENTFIX_ALLOW_UNENFORCED_LIMITS=true to run without them", err)}
+		}
+		log.Warn("running with per-job limits the kernel does not enforce (AGENTFIX_ALLOW_UNENFORCED_LIMITS)", logErr(err))
+	}
+	return rep, nil
 }
 
 // probeSandbox builds one sandbox on throwaway directories, so a sandbox
@@ -161,8 +196,14 @@ func probeSandbox(sandbox worker.SandboxFactory) error {
 			return err
 		}
 	}
-	_, err = sandbox(workspace.Options{Workspace: ws, Cache: cache})
-	return err
+	sb, err := sandbox(workspace.Options{Workspace: ws, Cache: cache})
+	if err != nil {
+		return err
+	}
+	if c, ok := sb.(io.Closer); ok {
+		return c.Close() // the probe's cgroup goes with it
+	}
+	return nil
 }
 
 // runAll runs each function until ctx is done or one of them returns; then

@@ -14,6 +14,7 @@ import (
 	"github.com/agentfix/agentfix/jobs/worker/report"
 	"github.com/agentfix/agentfix/jobs/worker/store"
 	"github.com/agentfix/agentfix/session"
+	"github.com/agentfix/agentfix/workspace"
 )
 
 // submitTool is the name of the submit tool (DESIGN.md §7).
@@ -35,12 +36,14 @@ type agentStep struct {
 	metrics *metrics
 	store   *store.Store
 	now     func() time.Time
+	// scratch is where the fresh checkouts of the test runs go.
+	scratch string
 }
 
 // run runs the agent on task in wt. The error is non-nil only when the run
 // could not start (a *session.SetupError, no sandbox, no model); what
 // happens during the run is in the Result.
-func (a *agentStep) run(ctx context.Context, j *job, wt session.WorkTree, task agent.Task, nested map[string]string) (session.Result, error) {
+func (a *agentStep) run(ctx context.Context, j *job, wt *workspace.WorkTree, task agent.Task, nested map[string]string) (session.Result, error) {
 	j.show(ctx, func(d *report.Status) { d.Phase = report.PhaseSetup })
 	model, err := a.model(j.cfg.Model)
 	if err != nil {
@@ -57,6 +60,7 @@ func (a *agentStep) run(ctx context.Context, j *job, wt session.WorkTree, task a
 	settings.NestedInstructions = nested
 	return session.Run(ctx, session.Options{
 		WorkTree: wt, Sandbox: a.sandbox, Model: model, Settings: settings, Task: task,
+		ScratchDir: a.scratch, Baselines: a.store,
 		RunID: j.rec.ID(), Trajectory: spend.trajectory(j.rec.Trajectory()), Now: a.now, Logger: j.log,
 		Hooks: session.Hooks{
 			OnAgentStart: func(ctx context.Context) {

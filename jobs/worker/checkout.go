@@ -2,9 +2,7 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -20,6 +18,9 @@ type checkout struct {
 	cache   RepoCache
 	inst    Installations
 	jobsDir string
+	// disk, when set, puts each working copy and cache on a job disk of
+	// its own, whose size and inodes the kernel limits.
+	disk *workspace.JobDiskOptions
 }
 
 // fetched is the repository as the job's fetch left it in the cache.
@@ -62,13 +63,13 @@ func (f fetched) branchHead(j *job, branch string) (string, error) {
 // run left there; remove deletes it.
 func (c *checkout) workTree(ctx context.Context, j *job, base string) (wt *workspace.WorkTree, remove func(), err error) {
 	dir := filepath.Join(c.jobsDir, j.runID())
-	if err := removeTree(dir); err != nil {
+	if err := workspace.RemoveJobDir(dir); err != nil {
 		return nil, nil, fmt.Errorf("clear job directory: %w", err)
 	}
 	if err := os.MkdirAll(c.jobsDir, 0o700); err != nil {
 		return nil, nil, err
 	}
-	wt, err = c.cache.Checkout(ctx, j.repo.String(), base, workspace.WorkTreeOptions{Dir: dir, Branch: j.branch, Logger: j.log})
+	wt, err = c.cache.Checkout(ctx, j.repo.String(), base, workspace.WorkTreeOptions{Dir: dir, Branch: j.branch, Logger: j.log, Disk: c.disk})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -77,18 +78,4 @@ func (c *checkout) workTree(ctx context.Context, j *job, base string) (wt *works
 			j.log.Warn("remove working copy", logattr.Err, err)
 		}
 	}, nil
-}
-
-// removeTree deletes dir, including directories a sandbox made read-only.
-func removeTree(dir string) error {
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o755)
-		}
-		return nil
-	})
-	return os.RemoveAll(dir)
 }

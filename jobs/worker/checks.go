@@ -92,6 +92,7 @@ func (c *checks) data(j *job, res agent.Result, running bool) report.Check {
 		Steps: res.Steps, CostUSD: res.CostUSD, Duration: res.Duration, RunID: j.runID()}
 	if !running {
 		d.ExitStatus, d.Detail, d.Verification = string(res.Status), report.IncompleteDetail(res), report.Verification(res)
+		d.Evidence = evidence(j.saved.Review, j.cfg.Repo, taskText(j))
 	}
 	return d
 }

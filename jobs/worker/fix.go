@@ -168,7 +168,7 @@ func (f *fix) forcePush() bool { return true }
 // incomplete or something keeps it from review (draftReason).
 func (f *fix) deliver(ctx context.Context, fe fetched, _ string) (delivered, error) {
 	j := &f.j
-	why := draftReason(j.saved.Result, j.saved.Review, j.cfg.Repo.Draft)
+	why := draftReason(j.saved.Result, j.saved.Review, j.cfg.Repo, taskText(j))
 	pr, err := f.w.publish.openPR(ctx, j, fe.info, why != "")
 	if err != nil {
 		return delivered{}, err

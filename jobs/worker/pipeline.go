@@ -188,7 +188,7 @@ func (w *Worker) openRun(ctx context.Context, j *job) (*runs.Run, error) {
 // as ended with o and reason, and removes its working copy. Failures are
 // logged.
 func (w *Worker) endRun(ctx context.Context, log *slog.Logger, id string, o outcome.Outcome, reason string) {
-	if err := removeTree(filepath.Join(w.checkout.jobsDir, id)); err != nil {
+	if err := workspace.RemoveJobDir(filepath.Join(w.checkout.jobsDir, id)); err != nil {
 		log.Warn("remove the working copy of an ended run", logattr.RunID, id, logattr.Err, err)
 	}
 	if r, err := w.opts.Runs.Get(ctx, id); errors.Is(err, runs.ErrNotFound) || err == nil && r.Meta.Status != runs.StatusRunning {

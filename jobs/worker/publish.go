@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/agentfix/agentfix/internal/logattr"
 	"github.com/agentfix/agentfix/jobs"
 	"github.com/agentfix/agentfix/jobs/worker/report"
+	"github.com/agentfix/agentfix/proof"
 	"github.com/agentfix/agentfix/runs"
 	"github.com/agentfix/agentfix/session"
 	"github.com/agentfix/agentfix/workspace"
@@ -126,24 +128,91 @@ func (p *publisher) verification(d *report.PRBody, j *job) {
 	d.RunURL = p.runLink(j.saved.RunID)
 	d.DraftReason = ""
 	if j.saved.Result.Status != agent.Autosubmitted {
-		d.DraftReason = draftReason(j.saved.Result, j.saved.Review, j.cfg.Repo.Draft)
+		d.DraftReason = draftReason(j.saved.Result, j.saved.Review, j.cfg.Repo, taskText(j))
 	}
+	d.Evidence = evidence(j.saved.Review, j.cfg.Repo, taskText(j))
 }
 
 // draftReason says why a change opens as a draft pull request, or "" when
-// it is ready for review: the agent submitted it and the repository's test
-// command, if any, passed on it, and the repository does not ask for
-// drafts.
-func draftReason(res agent.Result, rv session.Review, repoDraft bool) string {
+// it is ready for review: the agent submitted it, the evidence of its
+// tests (proof.Decide under the repository's test_policy) keeps nothing a
+// draft, and the repository does not ask for drafts.
+func draftReason(res agent.Result, rv session.Review, repo config.RepoSettings, task string) string {
 	switch {
 	case res.Status == agent.Autosubmitted:
 		return report.IncompleteDetail(res)
+	case rv.Verdict != nil:
+		if d := decide(rv, repo, task); d.Draft {
+			return clause(strings.Join(d.Reasons, " "))
+		}
 	case rv.TestFailed():
 		return fmt.Sprintf("the repository's test command %s %s on the change", report.Code(rv.Test.Command), report.TestVerdict(rv.Test.ExitCode, rv.Test.TimedOut))
-	case repoDraft:
+	}
+	if repo.Draft {
 		return "this repository's configuration asks for draft pull requests (draft: true)"
 	}
 	return ""
+}
+
+// clause turns sentences into a clause that follows a colon: the first
+// letter lower-cased (unless it starts an acronym), the final period
+// dropped.
+func clause(s string) string {
+	s = strings.TrimSuffix(s, ".")
+	if len(s) > 1 && s[0] >= 'A' && s[0] <= 'Z' && !(s[1] >= 'A' && s[1] <= 'Z') {
+		s = string(s[0]+'a'-'A') + s[1:]
+	}
+	return s
+}
+
+// testChangesAsked tells whether the task asks to change tests, CI or their
+// configuration (its title or the requester's instructions say so): the
+// integrity guard's flags are then shown, and do not make a draft.
+var testChangesAsked = regexp.MustCompile(`(?i)\b(tests?|ci|workflows?|lint(er)?|coverage|flaky)\b`)
+
+// decide applies the repository's test_policy to the evidence of a review.
+func decide(rv session.Review, repo config.RepoSettings, task string) proof.Decision {
+	policy, _ := proof.ParseRegressionPolicy(repo.TestPolicy.Regression) // validated with the file
+	v := rv.Verdict
+	return proof.Decide(proof.Policy{Regression: policy, TestChangesAsked: testChangesAsked.MatchString(task)},
+		proof.Evidence{Tests: v.Comparison, Proof: v.Proof, NoProof: v.NoProof, Flags: v.Flags})
+}
+
+// evidence is the tests' part of the job's pull request texts.
+func evidence(rv session.Review, repo config.RepoSettings, task string) *report.Evidence {
+	v := rv.Verdict
+	if v == nil || v.Test == nil {
+		return nil
+	}
+	e := &report.Evidence{Command: v.Test.Command, Base: "not run", Change: report.TestVerdict(v.Test.ExitCode, v.Test.TimedOut), NoProof: v.NoProof}
+	if b := v.Baseline; b != nil {
+		e.Base = report.TestVerdict(b.ExitCode, b.TimedOut)
+	}
+	for _, r := range v.Regressions() {
+		line := r.Name + " in " + r.Path
+		if first, _, _ := strings.Cut(strings.TrimSpace(r.BaseFailure), "\n"); first != "" {
+			line += ": " + report.Code(first)
+		}
+		e.Proven = append(e.Proven, line)
+	}
+	if v.Proof != nil {
+		for _, u := range v.Proof.Unproven {
+			e.Unproven = append(e.Unproven, u.Name+" in "+u.Path+": "+u.Reason)
+		}
+	}
+	if c := v.Comparison; c != nil {
+		for _, f := range c.Preexisting {
+			e.Preexisting = append(e.Preexisting, f.Label())
+		}
+		for _, f := range append(c.New, c.Unclear...) {
+			e.New = append(e.New, f.Label())
+		}
+	}
+	for _, f := range v.Flags {
+		e.Flags = append(e.Flags, f.String())
+	}
+	e.Notes = decide(rv, repo, task).Notes
+	return e
 }
 
 // runLink returns the signed link to run runID's page, valid as long as
@@ -170,6 +239,10 @@ func (p *publisher) commitAuthor(ctx context.Context) (workspace.Identity, error
 	}
 	return workspace.Identity{Name: id.BotLogin, Email: strings.ToLower(id.BotLogin) + "@users.noreply.github.com"}, nil
 }
+
+// taskText is what the task asks in words: the issue's title and the
+// requester's instructions.
+func taskText(j *job) string { return j.issue.Title + "\n" + j.instructions }
 
 // prTitle is the title of an issue's pull request.
 func prTitle(j *job) string {

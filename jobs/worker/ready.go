@@ -35,7 +35,7 @@ type readiness struct {
 // job. saved.Ready remembers it was done, so a retry of the job says so
 // again without asking GitHub twice.
 func (w *Worker) markReady(ctx context.Context, j *job, pr ghapp.PullRequest, commit string) readiness {
-	if j.saved.Result.Status != agent.Submitted || draftReason(j.saved.Result, j.saved.Review, j.cfg.Repo.Draft) != "" {
+	if j.saved.Result.Status != agent.Submitted || draftReason(j.saved.Result, j.saved.Review, j.cfg.Repo, taskText(j)) != "" {
 		return readiness{}
 	}
 	// pr is as the round read it when it started.

@@ -61,7 +61,7 @@ func TestRepoTestCommand(t *testing.T) {
 		{
 			name:       "passing test, ready",
 			test:       "grep -q 'a + b' calc.go && echo calc ok",
-			inReview:   "- The repository's test command `grep -q 'a + b' calc.go && echo calc ok` passed:\n\n```\ncalc ok\n```",
+			inReview:   "- The repository's test command `grep -q 'a + b' calc.go && echo calc ok` passed on a clean checkout of your change (outside your sandbox, with a fresh HOME):\n\n```\ncalc ok\n```",
 			inBody:     []string{"The harness ran the repository's test command `grep -q 'a + b' calc.go && echo calc ok` when the agent reviewed its change: it passed on the final change."},
 			finalWords: "I opened #2 for this issue; it is ready for your review.",
 		},
@@ -69,13 +69,13 @@ func TestRepoTestCommand(t *testing.T) {
 			name:     "failing test, draft",
 			test:     "echo 'FAIL: calc.Sub is missing'; exit 3",
 			draft:    true,
-			inReview: "- The repository's test command `echo 'FAIL: calc.Sub is missing'; exit 3` failed with exit code 3:\n\n```\nFAIL: calc.Sub is missing\n```",
+			inReview: "- The repository's test command `echo 'FAIL: calc.Sub is missing'; exit 3` failed with exit code 3 on a clean checkout of your change (outside your sandbox, with a fresh HOME):\n\n```\nFAIL: calc.Sub is missing\n```",
 			inBody: []string{
-				"> Opened as a draft: the repository's test command `echo 'FAIL: calc.Sub is missing'; exit 3` failed with exit code 3 on the change.",
+				"> Opened as a draft: the test command failed with exit code 3 on the change, and its output has no per-test results to compare with the base commit.",
 				"it failed with exit code 3 on the final change.",
 				"<details><summary>The end of its output</summary>\n\n```\nFAIL: calc.Sub is missing\n```",
 			},
-			finalWords: "I opened #2 for this issue as a draft: the repository's test command",
+			finalWords: "I opened #2 for this issue as a draft: the test command failed with exit code 3 on the change",
 		},
 	}
 	for _, tt := range tests {

@@ -348,7 +348,7 @@ func TestNoPullRequest(t *testing.T) {
 		setup  func(h *harness)
 		script []turn
 		want   string // in the final comment (or the reply)
-		patch  bool   // the final comment shows the partial change
+		patch  bool   // the final comment shows the agent's change
 	}{
 		{
 			name:   "limit without a change",
@@ -394,8 +394,8 @@ func TestNoPullRequest(t *testing.T) {
 				t.Errorf("the branch was pushed")
 			}
 			body := answers()[0].Body
-			if got := strings.Contains(body, "The agent's partial change"); got != tt.patch {
-				t.Errorf("final comment shows the partial change: %v, want %v:\n%s", got, tt.patch, body)
+			if got := strings.Contains(body, "The agent's change"); got != tt.patch {
+				t.Errorf("final comment shows the agent's change: %v, want %v:\n%s", got, tt.patch, body)
 			}
 			for _, c := range h.commentsWith(h.issue, "agentfix:status") {
 				if !strings.Contains(c.Body, "Stopped") && !strings.Contains(c.Body, "Failed") {

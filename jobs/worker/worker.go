@@ -96,6 +96,10 @@ type Options struct {
 	// scheduled and retried tasks that became due (asynq's defaults, 1 s
 	// and 5 s, when zero); tests set them short.
 	TaskCheckInterval, DelayedTaskCheckInterval time.Duration
+	// JobDisk, when set, puts each job's working copy and cache on a
+	// size- and inode-limited disk of its own (workspace.CheckLimits says
+	// whether the host can).
+	JobDisk *workspace.JobDiskOptions
 	// SweepInterval is how often the worker looks for jobs that ended
 	// without a word to people (DefaultSweepInterval; negative: never).
 	SweepInterval time.Duration
@@ -193,9 +197,9 @@ func New(o Options) (*Worker, error) {
 	w.statuses = &statuses{journal: w.journal, texts: x, store: st, interval: o.StatusInterval, now: o.Now, cfg: o.Config}
 	w.settings = &settingsLoader{inst: o.GitHub, cfg: o.Config, allowWorkflows: o.AllowWorkflowChanges, model: o.Model}
 	w.gate = &gate{budget: o.Budget, replies: w.replies}
-	w.checkout = &checkout{cache: o.Cache, inst: o.GitHub, jobsDir: filepath.Join(dataDir, "jobs")}
+	w.checkout = &checkout{cache: o.Cache, inst: o.GitHub, jobsDir: filepath.Join(dataDir, "jobs"), disk: o.JobDisk}
 	w.agent = &agentStep{sandbox: o.Sandbox, model: o.Model, budget: o.Budget, price: o.ModelPrice,
-		metrics: m, store: st, now: o.Now}
+		metrics: m, store: st, now: o.Now, scratch: filepath.Join(dataDir, "jobs")}
 	w.checks = &checks{journal: w.journal, texts: x, store: st}
 	w.publish = &publisher{cache: o.Cache, inst: o.GitHub, texts: x, author: o.CommitAuthor, cfg: o.Config,
 		publicURL: o.PublicURL, linkKey: o.LinkKey, now: o.Now}

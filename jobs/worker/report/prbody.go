@@ -38,6 +38,25 @@ type PRBody struct {
 	RunID        string
 	RunURL       string
 	Command      string
+	// Evidence is what the harness proved with the repository's tests;
+	// nil when it proved nothing (no test command, or an older run).
+	Evidence *Evidence
+}
+
+// Evidence is the tests' part of a pull request text: the test command on
+// the base commit and on the change, the proven regression tests, the
+// failures that also fail on the base commit, what weakens the tests, and
+// the notes of the ready-or-draft decision.
+type Evidence struct {
+	Command      string
+	Base, Change string // "passed", "failed with exit code 1", "not run", …
+	Proven       []string
+	Unproven     []string
+	NoProof      string
+	Preexisting  []string
+	New          []string
+	Flags        []string
+	Notes        []string
 }
 
 // PRBody renders a pull request body within MaxPRBody characters, cutting

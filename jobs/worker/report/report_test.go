@@ -189,8 +189,18 @@ func TestPRBodyGolden(t *testing.T) {
 	tested := base
 	tested.Summary, tested.ReviewRounds, tested.ReviewStages = "Fixed it.", 2, 2
 	tested.TestCommand, tested.TestRan, tested.TestPassed, tested.TestVerdict, tested.TestFinal = "go test ./...", true, true, "passed", true
+	proven := tested
+	proven.Evidence = &Evidence{Command: "go test ./...", Base: "failed with exit code 1", Change: "passed",
+		Proven:      []string{"TestParseEmpty in parse_test.go: `parse_test.go:12: Parse(\"\") = 3, want 0`"},
+		Preexisting: []string{"example.com/m/mime TestTypeByExtension"},
+		Notes:       []string{"One failure also fails on the base commit; it does not make this pull request a draft."}}
+	flagged := tested
+	flagged.DraftReason = "the change weakens the tests: parse_test.go:30: adds t.Skip to TestParseLong"
+	flagged.Evidence = &Evidence{Command: "go test ./...", Base: "failed with exit code 1", Change: "passed",
+		NoProof: "the change adds or edits no test", Flags: []string{"parse_test.go:30: adds t.Skip to TestParseLong", "parse_test.go: deletes TestParseOld"}}
 	var b strings.Builder
-	for _, c := range []golden{{"submitted", base}, {"incomplete", incomplete}, {"with test command", tested}} {
+	for _, c := range []golden{{"submitted", base}, {"incomplete", incomplete}, {"with test command", tested},
+		{"with a proven regression test and a pre-existing failure", proven}, {"with weakened tests", flagged}} {
 		out, err := x.PRBody(c.data.(PRBody))
 		if err != nil {
 			t.Fatal(err)
@@ -275,7 +285,9 @@ func TestCheckRunGolden(t *testing.T) {
 	running.Running = true
 	success.ExitStatus = string(agent.Submitted)
 	neutral.ExitStatus, neutral.Detail = string(agent.Autosubmitted), "step limit reached: 75 of 75 steps"
-	out := goldenCases(t, x, tmplCheckRun, []golden{{"running", running}, {"success", success}, {"neutral", neutral}})
+	evidence := success
+	evidence.Evidence = &Evidence{Command: "pytest", Base: "failed with exit code 1", Change: "passed", Proven: []string{"test_empty in tests/test_parse.py"}}
+	out := goldenCases(t, x, tmplCheckRun, []golden{{"running", running}, {"success", success}, {"neutral", neutral}, {"with evidence", evidence}})
 	checkGolden(t, "check_run", out)
 }
 

@@ -32,6 +32,10 @@ const (
 	// jobRunPrefix + job key: the run record of the job's latest attempt,
 	// so the next attempt or the sweeper can end it.
 	jobRunPrefix = "agentfix:jobrun:"
+	// baselinePrefix + key: the base commit's run of a test command
+	// (session.BaselineCache), by repository, commit, environment and
+	// command.
+	baselinePrefix = "agentfix:baseline:"
 	// leaderPrefix + name: which worker runs a periodic sweep now.
 	leaderPrefix = "agentfix:leader:"
 	// cancelPrefix + task id: the cancel marker of one delivery's job.
@@ -58,6 +62,7 @@ const (
 	resultTTL     = 24 * time.Hour
 	checkTTL      = 24 * time.Hour
 	jobRunTTL     = 24 * time.Hour
+	baselineTTL   = 7 * 24 * time.Hour
 	cancelTTL     = 24 * time.Hour
 	refusedTTL    = 30 * 24 * time.Hour
 	helpTTL       = 10 * time.Minute

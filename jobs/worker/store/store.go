@@ -19,7 +19,9 @@ import (
 
 	"github.com/agentfix/agentfix/agent"
 	"github.com/agentfix/agentfix/jobs/worker/outcome"
+	"github.com/agentfix/agentfix/proof"
 	"github.com/agentfix/agentfix/session"
+	"github.com/agentfix/agentfix/tools"
 )
 
 // Store is the worker's state in Redis. It is safe for concurrent use.
@@ -350,4 +352,33 @@ func (s *Store) Lead(ctx context.Context, name string, ttl time.Duration) (relea
 		defer cancel()
 		_ = releaseLock.Run(rctx, s.rdb, []string{k}, token).Err()
 	}, true, nil
+}
+
+// baseline is a saved base commit's run of a test command.
+type baseline struct {
+	Test tools.TestResult `json:"test"`
+	Run  proof.Run        `json:"run"`
+}
+
+// Baseline returns the base commit's run saved under key (a
+// session.BaselineCache); a value that cannot be read counts as none.
+func (s *Store) Baseline(ctx context.Context, key string) (*tools.TestResult, *proof.Run, bool) {
+	b, err := s.rdb.Get(ctx, baselinePrefix+key).Bytes()
+	if err != nil {
+		return nil, nil, false
+	}
+	var v baseline
+	if json.Unmarshal(b, &v) != nil {
+		return nil, nil, false
+	}
+	return &v.Test, &v.Run, true
+}
+
+// SaveBaseline keeps the base commit's run under key for a week; a
+// failure only costs the next job a run.
+func (s *Store) SaveBaseline(ctx context.Context, key string, t tools.TestResult, r proof.Run) {
+	b, err := json.Marshal(baseline{Test: t, Run: r})
+	if err == nil {
+		s.rdb.Set(ctx, baselinePrefix+key, b, baselineTTL)
+	}
 }
