@@ -84,8 +84,8 @@ func TestLogExcerpt(t *testing.T) {
 			want: "progress 100%\nlink text\n",
 		},
 		{
-			name: "lines without a stamp go with the stamped line before them",
-			raw:  stamped(t0, "before") + stamped(t0.Add(20*time.Second), "panic: boom") + "goroutine 1 [running]:\n" + stamped(t0.Add(40*time.Second), "after"),
+			name:   "lines without a stamp go with the stamped line before them",
+			raw:    stamped(t0, "before") + stamped(t0.Add(20*time.Second), "panic: boom") + "goroutine 1 [running]:\n" + stamped(t0.Add(40*time.Second), "after"),
 			failed: failedStep, max: 4000,
 			want: "panic: boom\ngoroutine 1 [running]:\n",
 		},
