@@ -103,6 +103,14 @@ func TestPromptsGolden(t *testing.T) {
 		{"instance_revision", func() (string, error) { return p.renderInstance(revision) }},
 		{"instance_ci", func() (string, error) { return p.renderInstance(ci) }},
 		{"instance_conflict", func() (string, error) { return p.renderInstance(conflict) }},
+		{"instance_conflict_clean", func() (string, error) {
+			clean := conflict
+			rc := *conflict.Revision
+			cc := *rc.Conflict
+			cc.Files, rc.Conflict = nil, &cc
+			clean.Revision = &rc
+			return p.renderInstance(clean)
+		}},
 		{"observation_cut", func() (string, error) {
 			return p.renderObservation(ObservationData{Output: strings.Repeat("head line\n", 30) + strings.Repeat("tail line\n", 30), Cap: 200})
 		}},

@@ -94,8 +94,9 @@ type FailedCheck struct {
 }
 
 // Conflict is a merge of the base branch into the pull request's branch
-// that conflicts: the working copy holds the merge, with conflict markers
-// in Files.
+// that GitHub found does not merge: the working copy holds the merge, with
+// conflict markers in Files (none when git merged it cleanly, and the
+// merged code is what needs fixing).
 type Conflict struct {
 	// Base is the base branch and BaseHead the commit merged.
 	Base     string `json:"base"`
@@ -141,8 +142,8 @@ func (t Task) validate() error {
 	if r := t.Revision; r != nil && r.PR <= 0 {
 		errs = append(errs, fmt.Errorf("revision pull request number %d is not positive", r.PR))
 	}
-	if r := t.Revision; r != nil && r.Conflict != nil && (r.Conflict.Base == "" || len(r.Conflict.Files) == 0) {
-		errs = append(errs, errors.New("conflict without its base branch or conflicted files"))
+	if r := t.Revision; r != nil && r.Conflict != nil && r.Conflict.Base == "" {
+		errs = append(errs, errors.New("conflict without its base branch"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("invalid task: %w", err)
