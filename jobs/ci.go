@@ -70,6 +70,9 @@ type FixChecks struct {
 	// Flaky are the checks that failed on Head and passed when they were
 	// re-run: the round reports them and leaves them alone.
 	Flaky []string `json:"flaky,omitempty"`
+	// Round is the round's number among the pull request's automatic
+	// rounds (ci and conflict rounds together).
+	Round int `json:"round,omitempty"`
 	// Requester is the App's bot: nobody asked for the round. It is
 	// here, under the name every agent task's payload gives it, for the
 	// worker's stop and sweep.
@@ -89,6 +92,8 @@ type ResolveConflict struct {
 	Head         string `json:"head"`
 	Base         string `json:"base"`
 	BaseHead     string `json:"base_head"`
+	// Round is the round's number, as in FixChecks.
+	Round int `json:"round,omitempty"`
 	// Requester is the App's bot, as in FixChecks.
 	Requester User `json:"requester"`
 }
