@@ -442,6 +442,8 @@ func (r *ciRound) final(ctx context.Context, d report.Final, _ outcome.Outcome) 
 }
 
 // failed reports the round's last failed attempt.
-func (r *ciRound) failed(ctx context.Context, cause error) outcome.Outcome { return r.failedAs(ctx, r, cause) }
+func (r *ciRound) failed(ctx context.Context, cause error) outcome.Outcome {
+	return r.failedAs(ctx, r, cause)
+}
 
 var _ stage = (*ciRound)(nil)

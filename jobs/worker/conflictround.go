@@ -32,7 +32,7 @@ const maxConflictSide = 8 << 10
 type conflictRound struct {
 	autoRound
 	baseBranch, baseHead string // the base branch and the commit merged
-	conflicts      []workspace.MergeConflict
+	conflicts            []workspace.MergeConflict
 }
 
 // handleConflict runs a conflict task.
