@@ -206,8 +206,9 @@ func (w *Worker) admitAuto(ctx context.Context, gh GitHub, inst int64, repo ghap
 	if err != nil {
 		return a, "", err
 	}
+	// What is read later starts as allowing the round.
 	f := autoFacts{open: a.pr.State == "open", mine: strings.EqualFold(a.pr.Author, a.bot.BotLogin),
-		headMoved: head != "" && a.pr.HeadSHA != head}
+		headMoved: head != "" && a.pr.HeadSHA != head, enabled: true}
 	if why := autoRefusal(f); why != "" {
 		return a, why, nil
 	}
