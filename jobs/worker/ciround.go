@@ -57,10 +57,10 @@ func (a *autoRound) admit(ctx context.Context) (outcome.Outcome, error) {
 		j.log.Info("automatic round ends before it starts: " + why)
 		return outcome.Skipped, nil
 	}
+	// A retry that publishes a saved result may find what refuses a new
+	// round (its own push moved the head): it goes on, with the settings
+	// read when they were (the operator's otherwise, see workOn).
 	a.pr, a.bot, j.cfg, j.branch = p.pr, p.bot.BotLogin, p.cfg, p.pr.Head
-	if j.cfg.Model == "" {
-		return outcome.Error, fmt.Errorf("the settings of %s could not be read", j.repo)
-	}
 	if !j.resumed {
 		scope := budget.Scope{Installation: j.install, Repo: j.repo.String(), Job: j.key, JobLimit: budget.Amount{USD: j.cfg.Limits.MaxCostUSD}}
 		var over *budget.ExceededError
