@@ -67,10 +67,18 @@ type App struct {
 	Sandbox string `yaml:"sandbox"`
 	// AllowUnsandboxed must be true for Sandbox "none".
 	AllowUnsandboxed bool `yaml:"allow_unsandboxed"`
-	// SandboxImage is the container image of the docker sandbox (the
-	// repositories' toolchains must be in it); required when Sandbox is
-	// docker.
+	// SandboxImage is the operator's default container image for the
+	// agent's commands, used when a repository names none (image: in its
+	// .github/agent-fix.yml, or its devcontainer.json): bwrap runs in its
+	// unpacked root, docker runs it. Required when Sandbox is docker;
+	// empty for bwrap means the worker's own system.
 	SandboxImage string `yaml:"sandbox_image"`
+	// ImageCacheBytes bounds the disk the unpacked images take under the
+	// data directory (least recently used evicted past it; 0: 20 GiB).
+	ImageCacheBytes int64 `yaml:"image_cache_bytes"`
+	// SetupCacheBytes bounds the disk the warm setup caches kept between
+	// jobs of a repository take (0: 10 GiB).
+	SetupCacheBytes int64 `yaml:"setup_cache_bytes"`
 	// AllowUnenforcedLimits lets the worker run the bwrap sandbox where
 	// the kernel cannot enforce its per-job limits (memory, processes,
 	// disk; workspace.CheckLimits says which and why).

@@ -33,6 +33,10 @@ type RepoSettings struct {
 	// the organization's file when that applied): "[owner/]repo[:path]".
 	// ParseRepo leaves it unresolved; LoadRepo resolves it.
 	Extends string `yaml:"_extends"`
+	// Image is the container image the job's commands run in (any OCI
+	// reference, by tag or digest); it wins over a devcontainer.json and
+	// the operator's AGENTFIX_SANDBOX_IMAGE. Empty means none named.
+	Image string `yaml:"image"`
 	// Setup lists commands run in the sandbox, with the network on, before
 	// the agent starts, in order (a single string in the file is a list of
 	// one).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -21,6 +22,16 @@ const extendsKey = "_extends"
 // repoKeys lists the keys of RepoFile in the order the documentation gives
 // them. _extends is handled by the resolver, not here.
 var repoKeys = []repoKey{
+	{"image", func(r *RepoSettings, n *yaml.Node) error {
+		s, err := str(n)
+		if err == nil {
+			if _, perr := name.ParseReference(s); perr != nil {
+				err = nodeErrorf(n, "must be an image reference, e.g. golang:1.26 or ghcr.io/owner/image@sha256:…, got %q", s)
+			}
+		}
+		r.Image = s
+		return err
+	}},
 	{"setup", func(r *RepoSettings, n *yaml.Node) (err error) {
 		r.Setup, err = commandList(n)
 		return err

@@ -38,6 +38,8 @@ func (a *App) Validate() error {
 		{"AGENTFIX_WEBHOOK_MAX_CLIENT_INFLIGHT_BYTES", a.WebhookMaxClientInflightBytes, a.WebhookMaxClientInflightBytes < 0},
 		{"AGENTFIX_WEBHOOK_BODY_TIMEOUT", a.WebhookBodyTimeout, a.WebhookBodyTimeout < 0},
 		{"AGENTFIX_WEBHOOK_BODY_TIMEOUT_PER_MIB", a.WebhookBodyTimeoutPerMiB, a.WebhookBodyTimeoutPerMiB < 0},
+		{"AGENTFIX_IMAGE_CACHE_BYTES", a.ImageCacheBytes, a.ImageCacheBytes < 0},
+		{"AGENTFIX_SETUP_CACHE_BYTES", a.SetupCacheBytes, a.SetupCacheBytes < 0},
 	} {
 		if c.neg {
 			p.add(c.name, "must not be negative, got %v", c.value)

@@ -27,6 +27,7 @@ var testValues = map[string]string{
 	"OPENAI_API_KEY":          "sk-test",
 	"ANTHROPIC_API_KEY":       "sk-ant-test",
 	"REDIS_PASSWORD":          "test-redis-password",
+	"AGENTFIX_SANDBOX_IMAGE":  "registry.example/agentfix-sandbox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 }
 
 // checkConfig checks the environment env that a deployed process gets the

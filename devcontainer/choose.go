@@ -20,6 +20,9 @@ const (
 	SourceDevcontainer
 	// SourceOperator: the operator's AGENTFIX_SANDBOX_IMAGE.
 	SourceOperator
+	// SourceOverride: an image the person running the job named for it
+	// (bot fix --image); it wins over every other source.
+	SourceOverride
 )
 
 // RepoConfigFile is the per-repository configuration file whose image:
@@ -28,6 +31,9 @@ const RepoConfigFile = ".github/agent-fix.yml"
 
 // Inputs are what Choose weighs.
 type Inputs struct {
+	// Override is an image named for this run only (bot fix --image), or
+	// "": it wins over everything.
+	Override string
 	// RepoImage is image: of .github/agent-fix.yml, or "".
 	RepoImage string
 	// Devcontainer and DevcontainerErr are what Load returned.
@@ -50,12 +56,15 @@ type Choice struct {
 	Notes []string
 }
 
-// Choose picks the environment: the first of image: in
+// Choose picks the environment: an override, then the first of image: in
 // .github/agent-fix.yml, the devcontainer.json's image, the operator's
 // image, and else the worker's own root. A devcontainer.json that cannot
 // be used (it needs a build, or does not parse) is passed over with a
 // note, and so is one that a repository image overrides.
 func Choose(in Inputs) Choice {
+	if o := strings.TrimSpace(in.Override); o != "" {
+		return Choice{Source: SourceOverride, Image: o}
+	}
 	var notes []string
 	repoImage := strings.TrimSpace(in.RepoImage)
 	var u *UnsupportedError
@@ -98,6 +107,8 @@ func (c Choice) Describe(pinned string) string {
 		return fmt.Sprintf("image `%s` (`%s`), named in `%s`", c.Image, pinned, c.Devcontainer.Path)
 	case SourceOperator:
 		return fmt.Sprintf("image `%s` (`%s`), the operator's default", c.Image, pinned)
+	case SourceOverride:
+		return fmt.Sprintf("image `%s` (`%s`), named for this run", c.Image, pinned)
 	}
 	return "the worker's own system (no image named)"
 }

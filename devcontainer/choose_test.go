@@ -41,6 +41,7 @@ func TestChoose(t *testing.T) {
 		{"unsupported devcontainer falls to the worker", devcontainer.Inputs{DevcontainerErr: unsupported}, devcontainer.SourceWorker, ""},
 		{"broken devcontainer falls to the operator", devcontainer.Inputs{DevcontainerErr: broken, OperatorImage: "ops/sandbox:1"}, devcontainer.SourceOperator, "ops/sandbox:1"},
 		{"blank repository image", devcontainer.Inputs{RepoImage: "  ", OperatorImage: "ops/sandbox:1"}, devcontainer.SourceOperator, "ops/sandbox:1"},
+		{"override over all", devcontainer.Inputs{Override: "mine:3", RepoImage: "repo/img:2", Devcontainer: dc, OperatorImage: "ops/sandbox:1"}, devcontainer.SourceOverride, "mine:3"},
 	}
 	var golden strings.Builder
 	for _, tc := range tests {

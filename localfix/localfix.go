@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentfix/agentfix/agent"
 	"github.com/agentfix/agentfix/config"
+	"github.com/agentfix/agentfix/session"
 	"github.com/agentfix/agentfix/tools"
 	"github.com/agentfix/agentfix/workspace"
 )
@@ -62,6 +63,9 @@ type Options struct {
 	// NewSandbox builds one.
 	CheckSandbox func(kind string, allowUnsandboxed bool) error
 	NewSandbox   func(kind string, o workspace.Options) (tools.Sandbox, error)
+	// Images pulls and unpacks the images a run names, for the bwrap
+	// sandbox; nil gives a sandbox that pulls them itself the reference.
+	Images session.Images
 	// Stdout shows the run; Logger gets the log records.
 	Stdout io.Writer
 	Logger *slog.Logger

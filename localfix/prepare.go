@@ -34,7 +34,8 @@ type fixRun struct {
 	setup       []string
 	test        string
 	sandboxKind string
-	// image is the docker sandbox's: --image, else AGENTFIX_SANDBOX_IMAGE.
+	// image is the docker sandbox's default: --image, else
+	// AGENTFIX_SANDBOX_IMAGE; the run's environment may name another.
 	image     string
 	allowNone bool
 	out       string
@@ -67,8 +68,8 @@ func prepare(ctx context.Context, o Options) (*fixRun, error) {
 	switch {
 	case r.sandboxKind == "docker" && r.image == "":
 		return nil, UsageError{"bot fix: the docker sandbox needs --image IMAGE or AGENTFIX_SANDBOX_IMAGE (an image with the repository's toolchain)"}
-	case r.sandboxKind != "docker" && f.Image != "":
-		return nil, UsageError{"bot fix: --image is for the docker sandbox; this run uses " + r.sandboxKind}
+	case r.sandboxKind == "none" && f.Image != "":
+		return nil, UsageError{"bot fix: --image: the none sandbox runs on this machine itself, in no image; use bwrap or docker"}
 	}
 	repo, err := inspectRepo(ctx, absTo(o.WorkDir, f.Repo), o.Environ)
 	if err != nil {

@@ -61,7 +61,10 @@ func (r *fixRun) sandbox(o workspace.Options) (tools.Sandbox, error) {
 		}
 		o.Cache = r.cache
 	}
-	o.Image, o.AllowUnsandboxed = r.image, r.allowNone
+	if o.DockerImage == "" {
+		o.DockerImage = r.image
+	}
+	o.AllowUnsandboxed = r.allowNone
 	return r.newSandbox(r.sandboxKind, o)
 }
 
@@ -92,12 +95,20 @@ func (r *fixRun) runSession(ctx context.Context, wt *workspace.WorkTree) (agent.
 	}
 	task := r.task
 	task.RepoInstructions = in.Root
+	dc, dcErr := session.ReadDevcontainer(ctx, wt, wt.Base())
 	res, err := session.Run(ctx, session.Options{
 		WorkTree: wt, Sandbox: r.sandbox, Model: r.model, Task: task, RunID: r.id, Trajectory: traj, Logger: r.log,
 		ScratchDir: filepath.Dir(filepath.Dir(wt.Dir())),
+		Images:     r.flags.Images, ImageOverride: r.flags.Image, OperatorImage: r.flags.Config.SandboxImage,
 		Settings: session.Settings{Setup: r.setup, Test: r.test, Limits: r.agentCfg, AllowWorkflowChanges: r.repoCfg.AllowWorkflowChanges,
-			NestedInstructions: in.Nested},
+			NestedInstructions: in.Nested, Image: r.repoCfg.Image, Devcontainer: dc, DevcontainerErr: dcErr},
 		Hooks: session.Hooks{
+			OnEnvironment: func(_ context.Context, env session.Environment) {
+				r.p.note("environment: " + env.Description)
+				for _, n := range env.Notes {
+					r.p.note(n)
+				}
+			},
 			OnSetup: func(_ context.Context, c string) { r.p.setupStart(c) },
 			OnSetupDone: func(_ context.Context, _ string, res workspace.Result) {
 				r.p.setupDone(res.ExitCode, res.TimedOut, res.Duration, res.Output)

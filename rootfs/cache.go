@@ -130,7 +130,11 @@ type Root struct {
 func (r *Root) Pinned() string { return r.Repository + "@" + r.Digest }
 
 // Release lets the root be evicted again; it may be called more than once.
+// A Root that no Cache gave out holds nothing.
 func (r *Root) Release() error {
+	if r.cache == nil {
+		return nil
+	}
 	var err error
 	r.once.Do(func() {
 		err = r.lease.Close()

@@ -14,9 +14,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/devcontainer"
 	"github.com/agentfix/agentfix/internal/logattr"
 	"github.com/agentfix/agentfix/tools"
 	"github.com/agentfix/agentfix/workspace"
@@ -32,6 +34,11 @@ type Settings struct {
 	// Setup are the setup commands, run in order with network before the
 	// agent; the first that fails ends the run with a *SetupError.
 	Setup []string
+	// SetupCommit, when set, is the commit whose tree setup runs on: the
+	// default branch's head, so that a round on a branch the agent wrote
+	// runs only setup files people with write access wrote. The working
+	// tree's own files are put back after setup (WorkTree.WithTree).
+	SetupCommit string
 	// SetupTimeout bounds the setup commands together
 	// (DefaultSetupTimeout).
 	SetupTimeout time.Duration
@@ -46,6 +53,17 @@ type Settings struct {
 	// NestedInstructions are the AGENTS.md files of subdirectories
 	// (Instructions.Nested); the repository-wide one goes in the Task.
 	NestedInstructions map[string]string
+	// Image is image: of .github/agent-fix.yml, or "".
+	Image string
+	// Devcontainer and DevcontainerErr are what ReadDevcontainer returned
+	// for the default branch: its image, lifecycle commands (run as setup
+	// before Setup) and environment.
+	Devcontainer    *devcontainer.Config
+	DevcontainerErr error
+	// SaveSetupCache lets the caches setup filled be kept for the next job
+	// of the repository: set it only when setup ran the default branch's
+	// own files (SetupCommit, or a fix on the default branch's head).
+	SaveSetupCache bool
 }
 
 // SandboxFactory builds the run's sandbox for its working copy and cache
@@ -55,6 +73,9 @@ type SandboxFactory func(o workspace.Options) (tools.Sandbox, error)
 
 // Hooks let the caller follow a run. Every field may be nil.
 type Hooks struct {
+	// OnEnvironment is called once the environment is chosen and its
+	// image pulled, before the sandbox is built.
+	OnEnvironment func(ctx context.Context, env Environment)
 	// OnSetup is called before each setup command.
 	OnSetup func(ctx context.Context, command string)
 	// OnSetupDone is called after each setup command that ran.
@@ -76,9 +97,16 @@ type Options struct {
 	// ScratchDir is where the fresh checkouts of the test command's runs
 	// go (default: the system's temporary directory).
 	ScratchDir string
-	// Environment names the run's environment (an image digest, or the
-	// worker's own root), for the baselines' key.
-	Environment string
+	// Images pulls the images an environment names (nil: a sandbox that
+	// pulls them itself gets the reference; see Environment).
+	Images Images
+	// OperatorImage is the operator's AGENTFIX_SANDBOX_IMAGE, and
+	// ImageOverride an image named for this run (bot fix --image), which
+	// wins over every other source.
+	OperatorImage, ImageOverride string
+	// SetupCache keeps warm setup caches between jobs of a repository;
+	// nil keeps none.
+	SetupCache SetupCache
 	// Baselines keeps the base commit's test runs between jobs; nil keeps
 	// none.
 	Baselines BaselineCache
@@ -94,6 +122,8 @@ type Options struct {
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
+
+	env *environment // set by Run
 }
 
 // Review is what the harness saw of the two-phase submission: how many
@@ -120,8 +150,9 @@ func (r Review) TestFailed() bool {
 
 // Result is how a run ended.
 type Result struct {
-	Agent  agent.Result
-	Review Review
+	Agent       agent.Result
+	Review      Review
+	Environment Environment
 }
 
 // SetupError is a setup command that failed or timed out: the run ended
@@ -153,8 +184,16 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	so := workspace.Options{Workspace: o.WorkTree.Dir(), Cache: o.WorkTree.CacheDir(), Logger: o.Logger, OnJobDisk: o.WorkTree.OnJobDisk()}
-	sb, err := o.Sandbox(so)
+	env, err := prepareEnvironment(ctx, o)
+	if err != nil {
+		return Result{}, err
+	}
+	defer env.release(o.Logger)
+	o.env = env
+	if o.Hooks.OnEnvironment != nil {
+		o.Hooks.OnEnvironment(ctx, env.info)
+	}
+	sb, err := o.Sandbox(o.sandboxOptions(o.WorkTree.Dir(), o.WorkTree.CacheDir(), o.WorkTree.OnJobDisk()))
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
@@ -166,8 +205,23 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 		}()
 	}
-	if err := setup(ctx, sb, o); err != nil {
-		return Result{}, err
+	commands := slices.Concat(env.setup, o.Settings.Setup)
+	runSetup := func() error {
+		key, warm := warmCaches(ctx, o, commands)
+		env.info.WarmCaches = warm
+		if err := setup(ctx, sb, o, commands); err != nil {
+			return err
+		}
+		saveCaches(ctx, o, key)
+		return nil
+	}
+	if c := o.Settings.SetupCommit; c != "" && len(commands) > 0 {
+		err = o.WorkTree.WithTree(ctx, c, runSetup)
+	} else {
+		err = runSetup()
+	}
+	if err != nil {
+		return Result{Environment: env.info}, err
 	}
 	var verify tools.Verifier
 	if o.Settings.Test != "" {
@@ -179,7 +233,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		v.runBaseline(ctx)
 		verify = v
 	}
-	env, err := tools.New(tools.Options{Verifier: verify, TestTimeout: o.Settings.TestTimeout,
+	tenv, err := tools.New(tools.Options{Verifier: verify, TestTimeout: o.Settings.TestTimeout,
 		Sandbox: sb, Repo: o.WorkTree, Root: o.WorkTree.Dir(), TextMode: textMode(o.Model),
 		TestCommand: o.Settings.Test, AllowWorkflowChanges: o.Settings.AllowWorkflowChanges,
 		NestedInstructions: o.Settings.NestedInstructions, Logger: o.Logger,
@@ -187,7 +241,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("tools: %w", err)
 	}
-	defer env.Close()
+	defer tenv.Close()
 	opts := []agent.Option{agent.WithConfig(o.Settings.Limits), agent.WithClock(o.Now), agent.WithLogger(o.Logger)}
 	if o.RunID != "" {
 		opts = append(opts, agent.WithRunID(o.RunID))
@@ -198,7 +252,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	for _, h := range o.Hooks.Agent {
 		opts = append(opts, agent.WithHooks(h))
 	}
-	a, err := agent.New(o.Model, env, opts...)
+	a, err := agent.New(o.Model, tenv, opts...)
 	if err != nil {
 		return Result{}, err
 	}
@@ -212,18 +266,18 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		o.Logger.Warn("agent run finished with an error", logattr.Err, err)
 	}
-	return Result{Agent: res, Review: reviewOf(env.ReviewState(), res.Patch)}, nil
+	return Result{Agent: res, Review: reviewOf(tenv.ReviewState(), res.Patch), Environment: env.info}, nil
 }
 
 // setup runs the setup commands in order, with the network on, within
 // SetupTimeout together. The first that fails is a *SetupError.
-func setup(ctx context.Context, sb tools.Sandbox, o Options) error {
+func setup(ctx context.Context, sb tools.Sandbox, o Options, commands []string) error {
 	limit := o.Settings.SetupTimeout
 	if limit <= 0 {
 		limit = DefaultSetupTimeout
 	}
 	deadline := o.Now().Add(limit)
-	for _, c := range o.Settings.Setup {
+	for _, c := range commands {
 		left := deadline.Sub(o.Now())
 		if left <= 0 {
 			return &SetupError{Command: c, Result: workspace.Result{ExitCode: -1, TimedOut: true}}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,8 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentfix/agentfix/internal/copytree"
 	"github.com/agentfix/agentfix/internal/logattr"
-	"github.com/agentfix/agentfix/internal/proc"
 	"github.com/agentfix/agentfix/proof"
 	"github.com/agentfix/agentfix/tools"
 	"github.com/agentfix/agentfix/workspace"
@@ -57,7 +56,7 @@ func newVerifier(ctx context.Context, o Options, wt *workspace.WorkTree) (*verif
 		return nil, fmt.Errorf("verifier: %w", err)
 	}
 	v := &verifier{o: o, wt: wt, scratch: scratch, caches: filepath.Join(scratch, "caches"), timeout: o.Settings.TestTimeout}
-	if err := copyTree(ctx, wt.CacheDir(), v.caches); err != nil {
+	if err := copytree.Copy(ctx, wt.CacheDir(), v.caches); err != nil {
 		v.close()
 		return nil, fmt.Errorf("verifier: keep the caches setup left: %w", err)
 	}
@@ -74,7 +73,7 @@ func (v *verifier) close() {
 // baselineKey names the baseline of a repository, a base commit, an
 // environment and a test command.
 func (v *verifier) baselineKey() string {
-	sum := sha256.Sum256([]byte(strings.Join([]string{v.o.Task.Repo, v.wt.Base(), v.o.Environment, v.o.Settings.Test}, "\x00")))
+	sum := sha256.Sum256([]byte(strings.Join([]string{v.o.Task.Repo, v.wt.Base(), v.o.env.key(), v.o.Settings.Test}, "\x00")))
 	return hex.EncodeToString(sum[:16])
 }
 
@@ -207,7 +206,7 @@ func (v *verifier) run(ctx context.Context, patch, command string) (tools.TestRe
 	}
 	defer done()
 	committed := reports(tree.Dir(), nil)
-	so := workspace.Options{Workspace: tree.Dir(), Cache: tree.CacheDir(), Logger: v.o.Logger}
+	so := v.o.sandboxOptions(tree.Dir(), tree.CacheDir(), false)
 	sb, err := v.o.Sandbox(so)
 	if err != nil {
 		return tools.TestResult{}, proof.Run{}, fmt.Errorf("sandbox: %w", err)
@@ -249,7 +248,7 @@ func (v *verifier) checkout(ctx context.Context, patch string) (*workspace.WorkT
 		done()
 		return nil, nil, err
 	}
-	if err := copyTree(ctx, v.caches, tree.CacheDir()); err != nil {
+	if err := copytree.Copy(ctx, v.caches, tree.CacheDir()); err != nil {
 		done()
 		return nil, nil, fmt.Errorf("copy the caches setup left: %w", err)
 	}
@@ -285,20 +284,6 @@ func reports(dir string, skip map[string][]byte) map[string][]byte {
 		return nil
 	})
 	return out
-}
-
-// copyTree copies src to dst (which must not exist) with its modes and
-// links, reflinking file data where the file system can: cp -a. A missing
-// src makes an empty dst.
-func copyTree(ctx context.Context, src, dst string) error {
-	if _, err := os.Lstat(src); errors.Is(err, fs.ErrNotExist) {
-		return os.MkdirAll(dst, 0o755)
-	}
-	cmd := proc.Command(ctx, nil, "cp", "-a", "--reflink=auto", "--", src, dst)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("cp -a %s: %w: %s", src, err, strings.TrimSpace(string(out)))
-	}
-	return nil
 }
 
 func bytesMap(m map[string]string) map[string][]byte {

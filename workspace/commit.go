@@ -94,7 +94,7 @@ func (w *WorkTree) Commit(ctx context.Context, c CommitOptions) (string, error) 
 	if _, err := w.git.text(ctx, "update-ref", "--no-deref", "HEAD", commit, parent); err != nil {
 		return "", fmt.Errorf("commit: %w", err)
 	}
-	w.mergeHead = ""
+	w.mergeHead, w.mergeTree = "", ""
 	return commit, nil
 }
 

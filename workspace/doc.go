@@ -6,7 +6,7 @@
 // # Sandboxes
 //
 // Bwrap (the default), Docker and None run one Command at a time as
-// `bash -c` in /workspace, the working copy mounted there, with an
+// `bash -c` in /workspace (bwrap in an image without bash: its sh), the working copy mounted there, with an
 // allow-listed environment (never the worker's own), a per-command timeout,
 // a head+tail output cap, resource limits and the whole process tree killed
 // when the command ends, times out or is cancelled. A per-job cache
@@ -67,6 +67,34 @@
 // the sandbox's /etc/hosts and allows exactly those addresses; anything
 // else is prohibited. A listed host is never a way around the prohibited
 // ranges. Commands without Network have no network at all.
+//
+// # Images
+//
+// With Options.Image, bwrap's root is an unpacked container image
+// (package rootfs) instead of the host's system directories: none of
+// those, of /etc or of the worker's Go toolchain is mounted, only the
+// ReadOnlyDirs asked for; /proc, /dev, the sized tmpfs mounts, /workspace
+// and /cache are as without one. The image's root is never written. Each
+// command gets a user and mount namespace of its own (`unshare --user
+// --map-root-user --mount`, with --net too for setup: one user namespace,
+// the network's prelude and then the overlay's), in which a fixed sh
+// prelude mounts a kernel overlay (bubblewrap 0.8 has no --overlay) on
+// the job's Image.Layer, with userxattr, and execs bwrap with it as the
+// root. Setup (Command.Network) mounts the layer's upper directory
+// writable over the image and runs as uid 0 (the worker's uid outside),
+// which owns the image's files, so installing into /usr works; setup
+// commands run one at a time. Every other command mounts the upper
+// directory and the image as read-only lower layers, so nothing but
+// setup writes the layer and commands may overlap. The lowest layer holds
+// the mount points an image may lack. The overlay's work directory, which
+// the kernel leaves mode 000 with a whiteout in it, is removed after each
+// setup command, so the job directory stays removable by a worker that is
+// not root. The environment is the image's, the allow-list over it, PATH
+// the image's followed by the per-job tool directories; scripts run with
+// the image's bash, or its sh when it has none. A layer overlayfs refuses
+// as an upper layer (on overlayfs, say: a container's root without a
+// volume) kills the sandbox at its first setup command with mount(8)'s
+// message; CheckImageOverlay finds that at startup.
 //
 // # Kernel surface
 //

@@ -3,12 +3,14 @@ package workspace
 import (
 	"context"
 	"os"
+	"slices"
 	"strconv"
 )
 
 // isolation is what one bwrap command gets beyond its mounts: a user
-// namespace that cannot create further ones, the seccomp filter, and, for
-// a setup command, a network namespace of its own (netns.go).
+// namespace that cannot create further ones, the seccomp filter, for a
+// setup command a network namespace of its own (netns.go), and with an
+// image the overlay bwrap makes its root (image.go).
 type isolation struct {
 	// prefix runs between prlimit and bwrap.
 	prefix []string
@@ -16,12 +18,23 @@ type isolation struct {
 	args    []string
 	seccomp *os.File
 	net     *netRun
+	overlay *overlayRun
 }
 
 // isolate prepares c's isolation; fds numbers the files it passes to the
-// sandbox's process.
-func (b *Bwrap) isolate(ctx context.Context, c Command, fds *fdList) (*isolation, error) {
+// sandbox's process. A setup network and an image's overlay share one user
+// namespace made before bwrap (`unshare --user --map-root-user` with --net,
+// --mount or both), whose root runs the network's prelude and then the
+// overlay's; bwrap then runs its command as the worker's uid and gid,
+// except that setup in an image runs as root (uid and gid 0), which owns
+// the image's files and writes its layer.
+func (b *Bwrap) isolate(ctx context.Context, c Command, fds *fdList) (_ *isolation, err error) {
 	iso := &isolation{args: []string{"--unshare-user", "--disable-userns"}}
+	defer func() {
+		if err != nil {
+			iso.close()
+		}
+	}()
 	// NewBwrap always compiles the filter; only a test leaves it out.
 	if b.seccomp != nil {
 		f, err := dataFile("agentfix-seccomp", b.seccomp)
@@ -31,16 +44,35 @@ func (b *Bwrap) isolate(ctx context.Context, c Command, fds *fdList) (*isolation
 		iso.seccomp = f
 		iso.args = append(iso.args, "--seccomp", strconv.Itoa(fds.add(f)))
 	}
-	if !c.Network {
+	// The overlay's file is numbered before the network's: the prelude
+	// closes it, and dash's redirections take single-digit fds only.
+	if b.image != nil {
+		if iso.overlay, err = b.image.prepare(c.Network, fds); err != nil {
+			return nil, err
+		}
+	}
+	var unshare, preludes []string
+	if c.Network {
+		if iso.net, err = b.network.prepare(ctx, fds); err != nil {
+			return nil, err
+		}
+		unshare = append(unshare, "--net")
+		preludes = append(preludes, iso.net.prelude()...)
+		iso.args = append(iso.args, iso.net.bwrapArgs()...)
+	}
+	if iso.overlay != nil {
+		unshare = append(unshare, "--mount")
+		preludes = append(preludes, iso.overlay.prelude(b.network.sh)...)
+	}
+	if len(unshare) == 0 {
 		return iso, nil
 	}
-	var err error
-	if iso.net, err = b.network.prepare(ctx, fds); err != nil {
-		iso.close()
-		return nil, err
+	iso.prefix = slices.Concat([]string{b.network.unshare, "--user", "--map-root-user"}, unshare, []string{"--"}, preludes)
+	uid, gid := os.Getuid(), os.Getgid()
+	if b.image != nil && c.Network {
+		uid, gid = 0, 0
 	}
-	iso.prefix = iso.net.prefix()
-	iso.args = append(iso.args, iso.net.bwrapArgs()...)
+	iso.args = append(iso.args, "--uid", strconv.Itoa(uid), "--gid", strconv.Itoa(gid))
 	return iso, nil
 }
 
@@ -56,6 +88,9 @@ func (i *isolation) started() func(ctx context.Context, pid int) error {
 func (i *isolation) close() {
 	if i.net != nil {
 		i.net.stop()
+	}
+	if i.overlay != nil {
+		i.overlay.close()
 	}
 	if i.seccomp != nil {
 		i.seccomp.Close()

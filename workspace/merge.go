@@ -48,7 +48,7 @@ func (w *WorkTree) Merge(ctx context.Context, commit string, maxSide int) (Merge
 	if err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: no merge base: %w", commit, err)
 	}
-	tree, paths, err := w.mergeTree(ctx, theirs)
+	tree, paths, err := w.writeMergeTree(ctx, theirs)
 	if err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: %w", commit, err)
 	}
@@ -68,14 +68,14 @@ func (w *WorkTree) Merge(ctx context.Context, commit string, maxSide int) (Merge
 		}
 		res.Conflicts = append(res.Conflicts, c)
 	}
-	w.mergeHead = theirs
+	w.mergeHead, w.mergeTree = theirs, tree
 	return res, nil
 }
 
-// mergeTree runs git merge-tree of HEAD and theirs and returns the merged
+// writeMergeTree runs git merge-tree of HEAD and theirs and returns the merged
 // tree (conflicted files with their markers) and the paths that
 // conflict. The caller holds w.mu.
-func (w *WorkTree) mergeTree(ctx context.Context, theirs string) (string, []string, error) {
+func (w *WorkTree) writeMergeTree(ctx context.Context, theirs string) (string, []string, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.git.timeout)
 	defer cancel()
 	args := []string{"-c", "merge.conflictStyle=diff3", "merge-tree", "--write-tree", "-z", "--name-only", "HEAD", theirs}

@@ -72,6 +72,20 @@ func TestWorkTreeMerge(t *testing.T) {
 			read("new.txt"), read("README.md"), read("old.txt"))
 	}
 
+	// Setup on another tree puts the merge back, markers and all.
+	err = w.WithTree(ctx, main, func() error {
+		if got := read("main.go"); got != strings.Replace(baseFiles["main.go"], `"hi"`, `"howdy"`, 1) {
+			t.Errorf("main.go during WithTree(main) = %q, want main's", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read("main.go"); !strings.HasPrefix(got, wantMain) || read("README.md") != "# demo, fixed\n" {
+		t.Errorf("main.go after WithTree:\n%s\nwant the merge back", got)
+	}
+
 	// The agent resolves the conflict; the commit is the merge.
 	writeFiles(t, w.Dir(), map[string]string{"main.go": strings.Replace(baseFiles["main.go"], `"hi"`, `"hello, howdy"`, 1)})
 	commit, err := w.Commit(ctx, CommitOptions{Message: "Merge main", Author: Identity{Name: "bot", Email: "bot@example.com"}, Time: time.Unix(1700000000, 0)})

@@ -291,12 +291,14 @@ type setupNetwork struct {
 }
 
 // netPrelude runs in the new user and network namespace, as its root:
-// it installs the IPv4 rules from the fd its first argument names and
-// prohibits IPv6 (unless the kernel has none), then execs bwrap. Nothing
-// of the command is interpolated into it.
-const netPrelude = `fd=$1; shift
-ip -4 -batch "/dev/fd/$fd" || exit
-{ ip -6 rule add pref 500 prohibit || [ ! -e /proc/sys/net/ipv6 ]; } || exit
+// with ip(8) at the path its first argument gives (the command's PATH is
+// the sandbox's, an image's maybe), it installs the IPv4 rules from the
+// fd its second argument names and prohibits IPv6 (unless the kernel has
+// none), then execs the rest (bwrap, or the image's overlay prelude).
+// Nothing of the command is interpolated into it.
+const netPrelude = `ip=$1 fd=$2; shift 2
+"$ip" -4 -batch "/dev/fd/$fd" || exit
+{ "$ip" -6 rule add pref 500 prohibit || [ ! -e /proc/sys/net/ipv6 ]; } || exit
 eval "exec $fd<&-"
 exec "$@"`
 
@@ -400,23 +402,21 @@ func (n *setupNetwork) prepare(ctx context.Context, fds *fdList) (_ *netRun, err
 	return r, nil
 }
 
-// prefix is what runs before bwrap: a new user namespace whose root is
-// the worker's user, with a new network namespace, and the prelude.
-func (r *netRun) prefix() []string {
-	return []string{r.n.unshare, "--user", "--map-root-user", "--net", "--", r.n.sh, "-c", netPrelude, "agentfix-setup-net", strconv.Itoa(r.rulesFD)}
+// prelude is the network's part of what runs before bwrap, in the new
+// user and network namespace (see isolate).
+func (r *netRun) prelude() []string {
+	return []string{r.n.sh, "-c", netPrelude, "agentfix-setup-net", r.n.ip, strconv.Itoa(r.rulesFD)}
 }
 
 // bwrapArgs are bwrap's arguments for the setup network: share the
-// prepared namespace, report the child and wait for the NAT, name
-// resolution through the NAT, and the worker's uid and gid (bwrap's caller
-// is root in the namespace).
+// prepared namespace, report the child and wait for the NAT, and name
+// resolution through the NAT.
 func (r *netRun) bwrapArgs() []string {
 	args := []string{
 		"--share-net",
 		"--info-fd", strconv.Itoa(r.infoFD),
 		"--block-fd", strconv.Itoa(r.blockFD),
 		"--ro-bind-data", strconv.Itoa(r.resolvFD), "/etc/resolv.conf",
-		"--uid", strconv.Itoa(os.Getuid()), "--gid", strconv.Itoa(os.Getgid()),
 	}
 	if r.hosts != nil {
 		args = append(args, "--ro-bind-data", strconv.Itoa(r.hostsFD), "/etc/hosts")

@@ -39,13 +39,18 @@ const (
 
 // Command is one command to run in a sandbox.
 type Command struct {
-	// Script is run as `bash -c Script` in /workspace, stdin empty.
+	// Script is run as `bash -c Script` in /workspace, stdin empty (with
+	// Options.Image, by the image's sh when it has no bash).
 	Script string
 	// Timeout bounds the command; 0 means Options.Timeout.
 	Timeout time.Duration
 	// Network gives the command network access: for bwrap, egress to the
 	// public internet (or Options.SetupEgress) from a network namespace of
 	// its own, never the host's services. Only setup commands set it.
+	// With Options.Image, a Network command is setup in one more way: it
+	// runs as root (uid and gid 0) over the image's writable layer, so
+	// what it installs (in /usr, /etc, /opt…) is written to
+	// Image.Layer and seen, read-only, by every later command of the job.
 	Network bool
 }
 
@@ -95,7 +100,9 @@ type Limits struct {
 	// before it makes the job run out of memory.
 	TmpfsBytes int64
 	// DiskBytes caps the disk use of the working copy and the cache
-	// together: the size of the job disk when Options.OnJobDisk is set
+	// together (and of the bwrap sandbox's image layer, Options.Image,
+	// whose upper directory is walked too when there is no job disk): the
+	// size of the job disk when Options.OnJobDisk is set
 	// (a write past it fails), else checked after every command by a walk
 	// of both, and exceeding it kills the sandbox.
 	DiskBytes int64
@@ -138,13 +145,17 @@ type Options struct {
 	Binary string
 	// ReadOnlyDirs are extra host directories bwrap mounts read-only at the
 	// same path (toolchains installed outside /usr). The Go toolchain found
-	// on the worker's PATH is added automatically.
+	// on the worker's PATH is added automatically, except with Image.
 	ReadOnlyDirs []string
 	// ExtraPath are directories, as seen inside the sandbox, put in front of
-	// PATH (bwrap and none; a container image keeps its own PATH).
+	// PATH (bwrap, in front of Image's PATH too, and none; docker's image
+	// keeps its own PATH).
 	ExtraPath []string
-	// Image is the container image of the docker sandbox. Required there.
-	Image string
+	// DockerImage is the container image of the docker sandbox. Required
+	// there.
+	DockerImage string
+	// Image, when set, is the root filesystem bwrap runs commands in instead of the host's system directories.
+	Image *Image
 	// AllowUnsandboxed must be true to construct the none sandbox (from
 	// AGENTFIX_ALLOW_UNSANDBOXED).
 	AllowUnsandboxed bool
@@ -236,27 +247,32 @@ func (o Options) checkAlive() error {
 	return nil
 }
 
-// checkDisk reports ErrSandboxDead when the working copy and cache use
-// more than the disk limits, or cannot all be measured. It measures nothing
-// on a job disk, where the kernel enforces the limits.
-func (o Options) checkDisk() error {
+// checkDisk reports ErrSandboxDead when the working copy and cache (and
+// extra, an image's layer) use more than the disk limits, or cannot all be
+// measured. It measures nothing on a job disk, where the kernel enforces
+// the limits.
+func (o Options) checkDisk(extra ...string) error {
 	if o.OnJobDisk {
 		return nil
 	}
+	what := "the working copy and cache"
+	if len(extra) > 0 {
+		what = "the working copy, cache and image layer"
+	}
 	var used diskUse
-	for _, dir := range []string{o.Workspace, o.Cache} {
+	for _, dir := range append([]string{o.Workspace, o.Cache}, extra...) {
 		u, err := diskUsage(dir)
 		if err != nil {
-			return fmt.Errorf("%w: the disk use of the working copy and cache cannot be measured, so it counts as over the limit: %w", ErrSandboxDead, err)
+			return fmt.Errorf("%w: the disk use of %s cannot be measured, so it counts as over the limit: %w", ErrSandboxDead, what, err)
 		}
 		used.bytes += u.bytes
 		used.inodes += u.inodes
 	}
 	if used.bytes > o.Limits.DiskBytes {
-		return fmt.Errorf("%w: the working copy and cache use %d bytes, over the limit of %d", ErrSandboxDead, used.bytes, o.Limits.DiskBytes)
+		return fmt.Errorf("%w: %s use %d bytes, over the limit of %d", ErrSandboxDead, what, used.bytes, o.Limits.DiskBytes)
 	}
 	if used.inodes > o.Limits.DiskInodes {
-		return fmt.Errorf("%w: the working copy and cache hold %d files and directories, over the limit of %d", ErrSandboxDead, used.inodes, o.Limits.DiskInodes)
+		return fmt.Errorf("%w: %s hold %d files and directories, over the limit of %d", ErrSandboxDead, what, used.inodes, o.Limits.DiskInodes)
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentfix/agentfix/internal/logattr"
 )
 
 // etcFiles are the parts of /etc a sandbox sees (read-only, when present):
@@ -31,7 +33,8 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 // (so no network; a setup command gets a network namespace of its own with
 // NAT, see the package doc), all capabilities dropped and a seccomp filter.
 // It is the default sandbox. A Bwrap is one job's: with Options.Cgroups it
-// holds the job's cgroup until Close.
+// holds the job's cgroup until Close. With Options.Image, the root is the
+// image's instead of the host's system directories (see the package doc).
 type Bwrap struct {
 	opts    Options
 	bwrap   string
@@ -44,10 +47,14 @@ type Bwrap struct {
 	seccomp []byte
 	network *setupNetwork
 	limits  *jobLimits
+	// image is the overlay of Options.Image, or nil (image.go).
+	image *imageOverlay
 }
 
 // NewBwrap returns a bwrap sandbox for o after checking that bwrap and
-// prlimit exist, with the job's cgroup made when o.Cgroups is set.
+// prlimit exist, with the job's cgroup made when o.Cgroups is set. With
+// o.Image it checks that the image's root is a directory and makes the
+// directories of its layer.
 func NewBwrap(o Options) (*Bwrap, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -73,15 +80,24 @@ func NewBwrap(o Options) (*Bwrap, error) {
 		return nil, fmt.Errorf("bwrap sandbox: %w", err)
 	}
 	ro := o.ReadOnlyDirs
-	if root := goRoot(); root != "" {
-		b.pathDir = append(b.pathDir, filepath.Join(root, "bin"))
-		ro = append(ro, root)
-	}
 	for _, dir := range ro {
 		if !filepath.IsAbs(dir) {
 			return nil, fmt.Errorf("bwrap sandbox: read-only dir %q is not absolute", dir)
 		}
-		if underSystemDir(dir) {
+	}
+	if o.Image != nil {
+		// The image brings its own system directories and toolchains;
+		// only the read-only directories asked for are the host's.
+		if b.image, err = newImageOverlay(*o.Image, ro); err != nil {
+			return nil, fmt.Errorf("bwrap sandbox: %w", err)
+		}
+		b.opts.Image = &b.image.image
+	} else if root := goRoot(); root != "" {
+		b.pathDir = append(b.pathDir, filepath.Join(root, "bin"))
+		ro = append(ro, root)
+	}
+	for _, dir := range ro {
+		if b.image == nil && underSystemDir(dir) {
 			continue
 		}
 		b.mounts = append(b.mounts, "--ro-bind", dir, dir)
@@ -114,6 +130,26 @@ func (b *Bwrap) Run(ctx context.Context, c Command) (res Result, err error) {
 	if err := b.opts.checkAlive(); err != nil {
 		return Result{}, err
 	}
+	env := sandboxEnv(CacheDir, b.pathDir, true, b.opts.Env)
+	var layerDirs []string
+	if b.image != nil {
+		if err := b.image.checkAlive(); err != nil {
+			return Result{}, err
+		}
+		env = imageEnv(b.image.image.Env, CacheDir, b.pathDir, b.opts.Env)
+		layerDirs = []string{b.image.upper}
+		if c.Network {
+			end, err := b.image.beginSetup()
+			if err != nil {
+				return Result{}, err
+			}
+			defer func() {
+				if err := end(); err != nil {
+					b.opts.Logger.Warn("the image overlay's work directory is left behind", logattr.Sandbox, "bwrap", logattr.Err, err)
+				}
+			}()
+		}
+	}
 	status, err := os.CreateTemp("", "agentfix-bwrap-status-")
 	if err != nil {
 		return Result{}, fmt.Errorf("bwrap status file: %w", err)
@@ -139,7 +175,7 @@ func (b *Bwrap) Run(ctx context.Context, c Command) (res Result, err error) {
 	argv := b.limits.argv(append(iso.prefix, b.args(c, iso.args)...))
 	res, err = runProcess(ctx, process{
 		argv:       argv,
-		env:        sandboxEnv(CacheDir, b.pathDir, true, b.opts.Env),
+		env:        env,
 		dir:        b.opts.Workspace,
 		extraFiles: fds.files,
 		started:    iso.started(),
@@ -160,23 +196,65 @@ func (b *Bwrap) Run(ctx context.Context, c Command) (res Result, err error) {
 		case oom:
 			// The kernel killed bwrap itself for the memory limit.
 		default:
-			// bwrap itself failed before or while starting bash; its
-			// message is in the output.
+			// The image's overlay could not be mounted (mount(8) said
+			// why in a file of its own), or bwrap itself failed before
+			// or while starting bash (its message is in the output).
+			if iso.overlay != nil {
+				if err := iso.overlay.failure(); err != nil {
+					return res, fmt.Errorf("%w: %w", ErrSandboxDead, err)
+				}
+			}
 			return res, fmt.Errorf("%w: bwrap could not start the command: %s", ErrSandboxDead, strings.TrimSpace(res.Output))
 		}
 	}
-	if err := b.opts.checkDisk(); err != nil {
+	if err := b.opts.checkDisk(layerDirs...); err != nil {
 		return res, err
 	}
 	return res, nil
 }
 
 // args returns bwrap's arguments for c: mount points are created under
-// bwrap's own tmpfs root, which is remounted read-only at the end;
-// isolation (namespaces, seccomp, setup's network) follows the mounts.
+// bwrap's own tmpfs root, which is remounted read-only at the end, or,
+// with an image, the overlay is the root (writable for setup) and its
+// lowest layer has the mount points; isolation (namespaces, seccomp,
+// setup's network) follows the root's mounts.
 func (b *Bwrap) args(c Command, isolation []string) []string {
 	args := []string{b.bwrap, "--unshare-all"}
 	args = append(args, "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox")
+	if b.image != nil {
+		args = append(args, b.image.rootArgs(c.Network)...)
+	} else {
+		args = append(args, hostRootArgs()...)
+	}
+	args = append(args, isolation...)
+	args = append(args, "--proc", "/proc")
+	args = append(args, tmpfsArgs(b.opts.Limits.TmpfsBytes)...)
+	args = append(args,
+		"--bind", b.opts.Workspace, WorkspaceDir,
+		"--bind", b.opts.Cache, CacheDir,
+	)
+	// The read-only directories come last, so that /tmp's tmpfs does not
+	// hide one below /tmp.
+	args = append(args, b.mounts...)
+	if b.image != nil {
+		return append(args,
+			"--chdir", WorkspaceDir,
+			"--json-status-fd", "3",
+			"sh", "-c", imageShell, "sh", c.Script,
+		)
+	}
+	return append(args,
+		"--remount-ro", "/",
+		"--chdir", WorkspaceDir,
+		"--json-status-fd", "3",
+		"bash", "-c", c.Script,
+	)
+}
+
+// hostRootArgs are bwrap's mounts of the host's system directories and
+// the parts of /etc a sandbox sees.
+func hostRootArgs() []string {
+	var args []string
 	for _, dir := range systemDirs {
 		fi, err := os.Lstat(dir)
 		switch {
@@ -195,18 +273,6 @@ func (b *Bwrap) args(c Command, isolation []string) []string {
 	for _, f := range etcFiles {
 		args = append(args, "--ro-bind-try", "/etc/"+f, "/etc/"+f)
 	}
-	args = append(args, b.mounts...)
-	args = append(args, isolation...)
-	args = append(args, "--proc", "/proc")
-	args = append(args, tmpfsArgs(b.opts.Limits.TmpfsBytes)...)
-	args = append(args,
-		"--bind", b.opts.Workspace, WorkspaceDir,
-		"--bind", b.opts.Cache, CacheDir,
-		"--remount-ro", "/",
-		"--chdir", WorkspaceDir,
-		"--json-status-fd", "3",
-		"bash", "-c", c.Script,
-	)
 	return args
 }
 

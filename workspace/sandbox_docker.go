@@ -29,13 +29,13 @@ type Docker struct {
 }
 
 // NewDocker returns a docker sandbox for o after checking that the docker
-// CLI exists and o.Image is set. It does not contact the Docker daemon.
+// CLI exists and o.DockerImage is set. It does not contact the Docker daemon.
 func NewDocker(o Options) (*Docker, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	if o.Image == "" {
+	if o.DockerImage == "" {
 		return nil, fmt.Errorf("docker sandbox: an image is required")
 	}
 	for _, dir := range []string{o.Workspace, o.Cache} {
@@ -123,7 +123,7 @@ func (d *Docker) args(name string, c Command) []string {
 	for _, kv := range sandboxEnv(CacheDir, nil, false, d.opts.Env) {
 		args = append(args, "-e", kv)
 	}
-	return append(args, d.opts.Image, "bash", "-c", c.Script)
+	return append(args, d.opts.DockerImage, "bash", "-c", c.Script)
 }
 
 // remove force-removes container name after its CLI process was killed:

@@ -63,7 +63,7 @@ func readRuns(t *testing.T, logDir string) [][]string {
 
 func newTestDocker(t *testing.T, o Options) *Docker {
 	t.Helper()
-	o.Image = fakeImage
+	o.DockerImage = fakeImage
 	d, err := NewDocker(o)
 	if err != nil {
 		t.Fatalf("NewDocker: %v", err)
@@ -158,7 +158,7 @@ func TestNewDockerValidation(t *testing.T) {
 	}
 	colon := filepath.Join(t.TempDir(), "a:b")
 	os.Mkdir(colon, 0o755)
-	o = Options{Workspace: colon, Cache: t.TempDir(), Image: fakeImage}
+	o = Options{Workspace: colon, Cache: t.TempDir(), DockerImage: fakeImage}
 	if _, err := NewDocker(o); err == nil {
 		t.Errorf("NewDocker with ':' in the workspace path: want an error")
 	}

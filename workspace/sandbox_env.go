@@ -18,7 +18,69 @@ var systemPath = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/us
 // the cache directory as the command sees it. With setPath false the
 // container image keeps its own PATH.
 func sandboxEnv(home string, pathDirs []string, setPath bool, extra map[string]string) []string {
-	vars := map[string]string{
+	vars := allowList(home)
+	if setPath {
+		vars["PATH"] = strings.Join(slices.Compact(slices.Concat(pathDirs, systemPath, toolDirs(home))), ":")
+	}
+	return envList(vars, extra)
+}
+
+// defaultImagePath is the PATH of an image whose config sets none:
+// Docker's default.
+const defaultImagePath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// imageEnv returns the whole environment of a command in an image: the
+// image's own variables (image, "KEY=VALUE"), overridden by the allow-list
+// of sandboxEnv (HOME, the caches, GOPATH…), except PATH, which is
+// pathDirs, the image's PATH (defaultImagePath when it has none) and the
+// per-job tool directories under home; then extra.
+func imageEnv(image []string, home string, pathDirs []string, extra map[string]string) []string {
+	vars := make(map[string]string, len(image))
+	for _, kv := range image {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			vars[k] = v
+		}
+	}
+	imagePath := vars["PATH"]
+	if imagePath == "" {
+		imagePath = defaultImagePath
+	}
+	for k, v := range allowList(home) {
+		vars[k] = v
+	}
+	var dirs []string
+	for _, d := range slices.Concat(pathDirs, strings.Split(imagePath, ":"), toolDirs(home)) {
+		if d != "" && !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	vars["PATH"] = strings.Join(dirs, ":")
+	return envList(vars, extra)
+}
+
+// toolDirs are the per-job tool directories under home, at the end of
+// PATH.
+func toolDirs(home string) []string {
+	return []string{path.Join(home, "go", "bin"), path.Join(home, ".local", "bin"), path.Join(home, ".cargo", "bin")}
+}
+
+// envList returns vars with extra over them as a sorted environment.
+func envList(vars, extra map[string]string) []string {
+	for k, v := range extra {
+		vars[k] = v
+	}
+	env := make([]string, 0, len(vars))
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	slices.Sort(env)
+	return env
+}
+
+// allowList is the sandbox's own environment, without PATH; home is the
+// cache directory as the command sees it.
+func allowList(home string) map[string]string {
+	return map[string]string{
 		"HOME":                          home,
 		"USER":                          "agentfix",
 		"LANG":                          "C.UTF-8",
@@ -51,21 +113,6 @@ func sandboxEnv(home string, pathDirs []string, setPath bool, extra map[string]s
 		"PYTHONDONTWRITEBYTECODE":       "1",
 		"CARGO_HOME":                    path.Join(home, ".cargo"),
 	}
-	if setPath {
-		dirs := slices.Concat(pathDirs, systemPath, []string{
-			path.Join(home, "go", "bin"), path.Join(home, ".local", "bin"), path.Join(home, ".cargo", "bin"),
-		})
-		vars["PATH"] = strings.Join(slices.Compact(dirs), ":")
-	}
-	for k, v := range extra {
-		vars[k] = v
-	}
-	env := make([]string, 0, len(vars))
-	for k, v := range vars {
-		env = append(env, k+"="+v)
-	}
-	slices.Sort(env)
-	return env
 }
 
 // goRoot returns the root of the Go toolchain on the worker's PATH, or ""

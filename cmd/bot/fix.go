@@ -46,6 +46,15 @@ func (m *Main) runFix(ctx context.Context, args []string) error {
 	o.Config, o.WorkDir, o.Environ, o.Stdout, o.Logger = cfg, m.WorkDir, m.Environ, m.Stdout, log
 	o.NewModel = func(name string) (agent.Model, error) { return newModel(cfg, name, log, nil) }
 	o.CheckSandbox, o.NewSandbox = checkSandboxKind, newSandbox
+	sandbox := cfg.Sandbox
+	if o.Sandbox != "" {
+		sandbox = o.Sandbox
+	}
+	if sandbox == "bwrap" {
+		if o.Images, err = fixImages(cfg, log); err != nil {
+			return err
+		}
+	}
 	o.CheckModel = func(ctx context.Context, m agent.Model) error { return checkModel(ctx, cfg, m, log) }
 	return localfix.Run(ctx, o)
 }
@@ -62,7 +71,7 @@ func (m *Main) parseFixFlags(args []string) (*fixFlags, error) {
 	fs.StringVar(&o.IssueFile, "issue-file", "", "the issue, as Markdown; an optional first line \"# Title\" is its title")
 	fs.StringVar(&o.Model, "model", "", "provider/model, e.g. openai/gpt-5 (default $AGENTFIX_MODEL)")
 	fs.StringVar(&o.Sandbox, "sandbox", "", "bwrap, docker or none (default $AGENTFIX_SANDBOX, bwrap)")
-	fs.StringVar(&o.Image, "image", "", "the container image of the docker sandbox (default $AGENTFIX_SANDBOX_IMAGE)")
+	fs.StringVar(&o.Image, "image", "", "the container image the agent's commands run in, over image: of "+config.RepoFile+", a devcontainer.json and $AGENTFIX_SANDBOX_IMAGE")
 	fs.Func("setup", "a setup command, run in the sandbox with network before the agent; repeat for several (default: setup of "+config.RepoFile+")", func(s string) error {
 		if strings.TrimSpace(s) == "" {
 			return errors.New("empty command")

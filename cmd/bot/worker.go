@@ -21,7 +21,10 @@ import (
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/jobs/worker"
+	"github.com/agentfix/agentfix/rootfs"
 	"github.com/agentfix/agentfix/runs"
+	"github.com/agentfix/agentfix/session"
+	"github.com/agentfix/agentfix/setupcache"
 	"github.com/agentfix/agentfix/tools"
 	"github.com/agentfix/agentfix/webhook"
 	"github.com/agentfix/agentfix/workspace"
@@ -129,8 +132,16 @@ func newWorker(ctx context.Context, cfg *config.App, rdb redis.UniversalClient, 
 	if limits.Disk.Enforced {
 		disk = &workspace.JobDiskOptions{}
 	}
+	images, err := imageCache(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	setupCaches, err := setupcache.New(setupcache.Options{Dir: filepath.Join(cfg.DataDir, "setup-caches"), MaxBytes: cfg.SetupCacheBytes, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("AGENTFIX_DATA_DIR: %w", err)
+	}
 	return worker.New(worker.Options{
-		JobDisk: disk,
+		JobDisk: disk, Images: images, SetupCache: setupCaches,
 		Config:  cfg, Redis: rdb, GitHub: worker.FromApp(app), Cache: cache, Runs: store,
 		Sandbox: sandbox,
 		Model: func(name string) (agent.Model, error) {
@@ -151,9 +162,47 @@ func newWorker(ctx context.Context, cfg *config.App, rdb redis.UniversalClient, 
 // AGENTFIX_SANDBOX, with the image of AGENTFIX_SANDBOX_IMAGE for docker.
 func workerSandbox(cfg *config.App, egress []string, cgroups *workspace.Cgroups) worker.SandboxFactory {
 	return func(o workspace.Options) (tools.Sandbox, error) {
-		o.AllowUnsandboxed, o.Image, o.SetupEgress, o.Cgroups = cfg.AllowUnsandboxed, cfg.SandboxImage, egress, cgroups
+		o.AllowUnsandboxed, o.SetupEgress, o.Cgroups = cfg.AllowUnsandboxed, egress, cgroups
+		if o.DockerImage == "" {
+			o.DockerImage = cfg.SandboxImage // the run names no image (the startup probe)
+		}
 		return newSandbox(cfg.Sandbox, o)
 	}
+}
+
+// defaultImageCacheBytes bounds the unpacked images when
+// AGENTFIX_IMAGE_CACHE_BYTES is 0.
+const defaultImageCacheBytes = 20 << 30
+
+// imageCache opens the cache of unpacked images under the data directory
+// for the bwrap sandbox, after checking that the kernel can lay a job's
+// writable layer over an image; other sandboxes get nil (docker pulls
+// images itself).
+func imageCache(cfg *config.App, log *slog.Logger) (session.Images, error) {
+	if cfg.Sandbox != "bwrap" {
+		return nil, nil
+	}
+	if err := workspace.CheckImageOverlay(cfg.DataDir); err != nil {
+		if cfg.SandboxImage != "" {
+			return nil, configError{fmt.Errorf("AGENTFIX_SANDBOX_IMAGE: %w", err)}
+		}
+		log.Warn("jobs cannot run in container images on this host; repositories that name one will fail", logErr(err))
+	}
+	return fixImages(cfg, log)
+}
+
+// fixImages opens the cache of unpacked images under AGENTFIX_DATA_DIR,
+// which bot fix shares with a worker on the same machine.
+func fixImages(cfg *config.App, log *slog.Logger) (session.Images, error) {
+	max := cfg.ImageCacheBytes
+	if max == 0 {
+		max = defaultImageCacheBytes
+	}
+	c, err := rootfs.New(rootfs.Options{Dir: filepath.Join(cfg.DataDir, "images"), MaxBytes: max, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("AGENTFIX_DATA_DIR: %w", err)
+	}
+	return c, nil
 }
 
 // sandboxLimits says at startup which per-job limits the kernel enforces

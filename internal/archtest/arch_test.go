@@ -37,6 +37,7 @@ var allowed = map[string][]string{
 	"tools":                 {"agent", "workspace", "config", "proof"},
 	"workspace":             {"config"},
 	"deploy":                {},
+	"docs":                  {},
 	"runs":                  {"config"},
 	"admin":                 {"config", "runs", "agent"},
 	"redeliver":             {"ghapp", "config"},

@@ -38,12 +38,16 @@ type agentStep struct {
 	now     func() time.Time
 	// scratch is where the fresh checkouts of the test runs go.
 	scratch string
+	// images, setupCache and operatorImage give runs their environment.
+	images        session.Images
+	setupCache    session.SetupCache
+	operatorImage string
 }
 
 // run runs the agent on task in wt. The error is non-nil only when the run
 // could not start (a *session.SetupError, no sandbox, no model); what
 // happens during the run is in the Result.
-func (a *agentStep) run(ctx context.Context, j *job, wt *workspace.WorkTree, task agent.Task, nested map[string]string) (session.Result, error) {
+func (a *agentStep) run(ctx context.Context, j *job, wt *workspace.WorkTree, task agent.Task, from defaultBranchFiles) (session.Result, error) {
 	j.show(ctx, func(d *report.Status) { d.Phase = report.PhaseSetup })
 	model, err := a.model(j.cfg.Model)
 	if err != nil {
@@ -57,12 +61,24 @@ func (a *agentStep) run(ctx context.Context, j *job, wt *workspace.WorkTree, tas
 		JobLimit: budget.Amount{USD: j.cfg.Limits.MaxCostUSD}}, price, j.log)
 	p := &progress{a: a, j: j}
 	settings := j.cfg.session()
-	settings.NestedInstructions = nested
+	settings.NestedInstructions = from.instructions.Nested
+	settings.Devcontainer, settings.DevcontainerErr = from.devcontainer, from.devcontainerErr
+	// Setup runs the default branch's files, also in a round on the
+	// branch the agent wrote; so its caches may be kept for others.
+	settings.SetupCommit = from.head
+	settings.SaveSetupCache = from.head != ""
 	return session.Run(ctx, session.Options{
 		WorkTree: wt, Sandbox: a.sandbox, Model: model, Settings: settings, Task: task,
 		ScratchDir: a.scratch, Baselines: a.store,
+		Images: a.images, SetupCache: a.setupCache, OperatorImage: a.operatorImage,
 		RunID: j.rec.ID(), Trajectory: spend.trajectory(j.rec.Trajectory()), Now: a.now, Logger: j.log,
 		Hooks: session.Hooks{
+			OnEnvironment: func(ctx context.Context, env session.Environment) {
+				j.show(ctx, func(d *report.Status) {
+					d.Environment = env.Description
+					d.Notes = append(d.Notes, env.Notes...)
+				})
+			},
 			OnAgentStart: func(ctx context.Context) {
 				j.show(ctx, func(d *report.Status) {
 					d.Phase, d.Step, d.MaxSteps, d.MaxCostUSD = report.PhaseWorking, 0, j.cfg.Limits.MaxSteps, j.cfg.Limits.MaxCostUSD

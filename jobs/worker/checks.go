@@ -93,6 +93,7 @@ func (c *checks) data(j *job, res agent.Result, running bool) report.Check {
 	if !running {
 		d.ExitStatus, d.Detail, d.Verification = string(res.Status), report.IncompleteDetail(res), report.Verification(res)
 		d.Evidence = evidence(j.saved.Review, j.cfg.Repo, taskText(j))
+		d.Environment = j.saved.Environment.Description
 	}
 	return d
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentfix/agentfix/agent"
 	"github.com/agentfix/agentfix/config"
+	"github.com/agentfix/agentfix/devcontainer"
 	"github.com/agentfix/agentfix/internal/logattr"
 	"github.com/agentfix/agentfix/jobs/worker/outcome"
 	"github.com/agentfix/agentfix/jobs/worker/report"
@@ -125,9 +126,9 @@ func (w *Worker) workOn(ctx context.Context, s stage) (outcome.Outcome, error) {
 		return w.publishResult(ctx, s, wt, f)
 	}
 	task := s.task()
-	in := w.instructions(ctx, j, wt, f)
-	task.RepoInstructions = in.Root
-	res, err := w.agent.run(ctx, j, wt, task, in.Nested)
+	from := w.readDefaultBranch(ctx, j, wt, f)
+	task.RepoInstructions = from.instructions.Root
+	res, err := w.agent.run(ctx, j, wt, task, from)
 	if ctx.Err() != nil || (err == nil && res.Agent.Status == agent.Cancelled) {
 		if err != nil {
 			res.Agent = agent.Result{RunID: j.rec.ID(), Status: agent.Cancelled, Reason: err.Error()}
@@ -138,38 +139,55 @@ func (w *Worker) workOn(ctx context.Context, s stage) (outcome.Outcome, error) {
 	if errors.As(err, &se) {
 		return w.setupFailed(ctx, s, se)
 	}
+	var ee *session.EnvironmentError
+	if errors.As(err, &ee) {
+		return w.imageFailed(ctx, s, ee)
+	}
 	if err != nil {
 		j.log.Error("the agent could not start", logattr.Err, err)
 		failed := agent.Result{RunID: j.rec.ID(), Status: agent.Error, Reason: err.Error()}
 		j.saved = store.Saved{RunID: j.rec.ID(), Result: failed}
 		return w.end(ctx, s, outcome.Failed, "the agent could not start.", "")
 	}
-	j.saved = store.Saved{RunID: j.rec.ID(), Base: wt.Base(), Result: res.Agent, Model: j.cfg.Model, Review: res.Review}
+	j.saved = store.Saved{RunID: j.rec.ID(), Base: wt.Base(), Result: res.Agent, Model: j.cfg.Model, Review: res.Review, Environment: res.Environment}
 	if err := w.store.SaveResult(context.WithoutCancel(ctx), j.key, j.saved); err != nil {
 		j.log.Error("save the agent's result; a retry would run the agent again", logattr.Err, err)
 	}
 	return w.publishResult(ctx, s, wt, f)
 }
 
-// instructions reads the repository's instructions files for agents from
-// its default branch (never from a branch the agent wrote) and names them
-// in the status comment; a failure is logged and the agent goes without.
-func (w *Worker) instructions(ctx context.Context, j *job, wt *workspace.WorkTree, f fetched) session.Instructions {
+// defaultBranchFiles are what a run reads of the repository's default branch:
+// its instructions files for agents and its dev container configuration.
+type defaultBranchFiles struct {
+	head            string // the default branch's head
+	instructions    session.Instructions
+	devcontainer    *devcontainer.Config
+	devcontainerErr error
+}
+
+// readDefaultBranch reads the instructions files and the dev container
+// configuration from the default branch (never from a branch the agent
+// wrote) and names the instructions in the status comment; a failure to
+// read the instructions is logged and the agent goes without.
+func (w *Worker) readDefaultBranch(ctx context.Context, j *job, wt *workspace.WorkTree, f fetched) defaultBranchFiles {
 	head := f.branches[f.info.DefaultBranch]
 	if head == "" {
-		return session.Instructions{}
+		return defaultBranchFiles{}
 	}
+	out := defaultBranchFiles{head: head}
+	out.devcontainer, out.devcontainerErr = session.ReadDevcontainer(ctx, wt, head)
 	in, err := session.ReadInstructions(ctx, wt, head)
 	if err != nil {
 		j.log.Warn("read the repository's instructions files", logattr.Err, err)
-		return session.Instructions{}
+		return out
 	}
+	out.instructions = in
 	if names := in.Names(); len(names) > 0 {
 		j.show(ctx, func(d *report.Status) {
 			d.Notes = append(d.Notes, "The agent follows the repository's instructions in "+strings.Join(names, ", ")+".")
 		})
 	}
-	return in
+	return out
 }
 
 // openRun starts the run record, or reopens the one of the attempt whose
@@ -333,6 +351,24 @@ func (w *Worker) setupFailed(ctx context.Context, s stage, se *session.SetupErro
 	w.record(ctx, j, res, func(m *runs.Meta) { m.Status = string(outcome.SetupFailed) })
 	w.done(ctx, j, store.Published{Outcome: outcome.SetupFailed})
 	return outcome.SetupFailed, nil
+}
+
+// imageFailed ends a job whose environment's image cannot be used (not
+// found, refused, a bad digest, unsafe): before any model call, with the
+// image and the registry's answer in the final comment.
+func (w *Worker) imageFailed(ctx context.Context, s stage, ee *session.EnvironmentError) (outcome.Outcome, error) {
+	j := s.job()
+	res := agent.Result{RunID: j.runID(), Status: agent.Error, Reason: ee.Error()}
+	j.saved = store.Saved{RunID: j.runID(), Result: res, Model: j.cfg.Model}
+	detail := report.ImageFailure(ee.Choice.Image, ee.Where(), ee.Err.Error())
+	j.show(ctx, func(d *report.Status) { d.Phase, d.Outcome, d.Detail = report.PhaseFailed, outcome.ImageFailed, detail })
+	s.ended(ctx, outcome.ImageFailed, "", res)
+	if err := s.final(ctx, report.Final{Outcome: outcome.ImageFailed, Detail: detail}, outcome.ImageFailed); err != nil {
+		return outcome.Error, err
+	}
+	w.record(ctx, j, res, func(m *runs.Meta) { m.Status = string(outcome.ImageFailed) })
+	w.done(ctx, j, store.Published{Outcome: outcome.ImageFailed})
+	return outcome.ImageFailed, nil
 }
 
 // stopped ends a job whose agent run was cancelled: with its cancel marker

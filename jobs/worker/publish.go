@@ -113,6 +113,7 @@ func (p *publisher) prBody(j *job) report.PRBody {
 		Steps: res.Steps, CostUSD: res.CostUSD, Duration: res.Duration, RunID: j.saved.RunID, Command: p.cfg.Command,
 	}
 	p.verification(&d, j)
+	d.Environment = j.saved.Environment.Description
 	return d
 }
 

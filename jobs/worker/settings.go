@@ -61,7 +61,7 @@ func (s repoSettings) notes() []string {
 
 // session returns the run's settings of the session package.
 func (s repoSettings) session() session.Settings {
-	return session.Settings{Setup: s.Repo.Setup, Test: s.Repo.Test, Limits: s.agentConfig(),
+	return session.Settings{Image: s.Repo.Image, Setup: s.Repo.Setup, Test: s.Repo.Test, Limits: s.agentConfig(),
 		AllowWorkflowChanges: s.AllowWorkflowChanges}
 }
 

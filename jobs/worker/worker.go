@@ -20,6 +20,7 @@ import (
 	"github.com/agentfix/agentfix/jobs"
 	"github.com/agentfix/agentfix/jobs/worker/report"
 	"github.com/agentfix/agentfix/jobs/worker/store"
+	"github.com/agentfix/agentfix/session"
 	"github.com/agentfix/agentfix/workspace"
 )
 
@@ -53,6 +54,15 @@ type Options struct {
 	Model    ModelFactory
 	Registry prometheus.Registerer
 	Logger   *slog.Logger
+
+	// Images pulls and unpacks the images jobs name (rootfs.Cache), for
+	// the bwrap sandbox; nil gives a sandbox that pulls images itself
+	// (docker) the reference. Config.SandboxImage is the operator's
+	// default image.
+	Images session.Images
+	// SetupCache keeps warm setup caches between jobs of a repository
+	// (setupcache.Cache); nil keeps none.
+	SetupCache session.SetupCache
 
 	// Budget charges model calls to the job's, the repository's and the
 	// installation's budgets (DESIGN.md §9); it may be shared by any
@@ -199,7 +209,8 @@ func New(o Options) (*Worker, error) {
 	w.gate = &gate{budget: o.Budget, replies: w.replies}
 	w.checkout = &checkout{cache: o.Cache, inst: o.GitHub, jobsDir: filepath.Join(dataDir, "jobs"), disk: o.JobDisk}
 	w.agent = &agentStep{sandbox: o.Sandbox, model: o.Model, budget: o.Budget, price: o.ModelPrice,
-		metrics: m, store: st, now: o.Now, scratch: filepath.Join(dataDir, "jobs")}
+		metrics: m, store: st, now: o.Now, scratch: filepath.Join(dataDir, "jobs"),
+		images: o.Images, setupCache: o.SetupCache, operatorImage: o.Config.SandboxImage}
 	w.checks = &checks{journal: w.journal, texts: x, store: st}
 	w.publish = &publisher{cache: o.Cache, inst: o.GitHub, texts: x, author: o.CommitAuthor, cfg: o.Config,
 		publicURL: o.PublicURL, linkKey: o.LinkKey, now: o.Now}

@@ -31,6 +31,9 @@ const (
 	Failed Outcome = "failed"
 	// SetupFailed: a setup command failed; the agent did not start.
 	SetupFailed Outcome = "setup_failed"
+	// ImageFailed: the image the job's environment names cannot be
+	// pulled or used; the agent did not start.
+	ImageFailed Outcome = "image_failed"
 	// Cancelled: stopped by a person, a closed issue or a removed
 	// installation.
 	Cancelled Outcome = "cancelled"

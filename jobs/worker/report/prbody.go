@@ -41,6 +41,9 @@ type PRBody struct {
 	// Evidence is what the harness proved with the repository's tests;
 	// nil when it proved nothing (no test command, or an older run).
 	Evidence *Evidence
+	// Environment names where the agent's commands and the tests ran
+	// (session.Environment.Description); "" for an older run.
+	Environment string
 }
 
 // Evidence is the tests' part of a pull request text: the test command on

@@ -126,6 +126,15 @@ func TestStatusGolden(t *testing.T) {
 			d.Phase, d.Outcome, d.Detail = PhaseCancelled, outcome.Cancelled, "the issue was closed."
 		})},
 		{"interrupted", with(func(d *Status) { d.Phase = PhaseInterrupted })},
+		{"setup in an image, a devcontainer passed over", with(func(d *Status) {
+			d.Phase = PhaseSetup
+			d.Environment = "image `golang:1.26` (`index.docker.io/library/golang@sha256:0123`), named in `.github/agent-fix.yml`"
+			d.Notes = []string{"`.devcontainer/devcontainer.json` is not used: `.github/agent-fix.yml` names an image."}
+		})},
+		{"image failed", with(func(d *Status) {
+			d.Phase, d.Outcome = PhaseFailed, outcome.ImageFailed
+			d.Detail = ImageFailure("ghcr.io/octo/env:1", "named in .github/agent-fix.yml", "ghcr.io/octo/env:1: not found: the registry has no such tag (MANIFEST_UNKNOWN)")
+		})},
 	}
 	checkGolden(t, "status", goldenCases(t, x, tmplStatus, cases))
 }
@@ -166,6 +175,10 @@ func TestFinalGolden(t *testing.T) {
 			d.Detail = "an internal error stopped the job after 3 attempts, after the agent finished; its change is below, and the worker's logs have the details."
 			d.Patch = "diff --git a/calc.go b/calc.go\n-\treturn a - b\n+\treturn a + b\n" + strings.Repeat("+// padding\n", 2000)
 		})},
+		{"image failed", with(func(d *Final) {
+			d.Outcome, d.Summary, d.Steps, d.CostUSD = outcome.ImageFailed, "", 0, 0
+			d.Detail = ImageFailure("ghcr.io/octo/env:1", "named in .github/agent-fix.yml", "ghcr.io/octo/env:1: not found: the registry has no such tag (MANIFEST_UNKNOWN)")
+		})},
 		{"hostile summary", with(func(d *Final) {
 			d.Outcome, d.PRNumber, d.Summary = outcome.PROpened, 13, hostileSummary
 		})},
@@ -194,13 +207,16 @@ func TestPRBodyGolden(t *testing.T) {
 		Proven:      []string{"TestParseEmpty in parse_test.go: `parse_test.go:12: Parse(\"\") = 3, want 0`"},
 		Preexisting: []string{"example.com/m/mime TestTypeByExtension"},
 		Notes:       []string{"One failure also fails on the base commit; it does not make this pull request a draft."}}
+	inImage := tested
+	inImage.Environment = "image `golang:1.26` (`index.docker.io/library/golang@sha256:0123`), named in `.github/agent-fix.yml`"
 	flagged := tested
 	flagged.DraftReason = "the change weakens the tests: parse_test.go:30: adds t.Skip to TestParseLong"
 	flagged.Evidence = &Evidence{Command: "go test ./...", Base: "failed with exit code 1", Change: "passed",
 		NoProof: "the change adds or edits no test", Flags: []string{"parse_test.go:30: adds t.Skip to TestParseLong", "parse_test.go: deletes TestParseOld"}}
 	var b strings.Builder
 	for _, c := range []golden{{"submitted", base}, {"incomplete", incomplete}, {"with test command", tested},
-		{"with a proven regression test and a pre-existing failure", proven}, {"with weakened tests", flagged}} {
+		{"with a proven regression test and a pre-existing failure", proven}, {"with weakened tests", flagged},
+		{"in an image", inImage}} {
 		out, err := x.PRBody(c.data.(PRBody))
 		if err != nil {
 			t.Fatal(err)
@@ -287,6 +303,7 @@ func TestCheckRunGolden(t *testing.T) {
 	neutral.ExitStatus, neutral.Detail = string(agent.Autosubmitted), "step limit reached: 75 of 75 steps"
 	evidence := success
 	evidence.Evidence = &Evidence{Command: "pytest", Base: "failed with exit code 1", Change: "passed", Proven: []string{"test_empty in tests/test_parse.py"}}
+	evidence.Environment = "image `python:3.12` (`index.docker.io/library/python@sha256:4567`), the operator's default"
 	out := goldenCases(t, x, tmplCheckRun, []golden{{"running", running}, {"success", success}, {"neutral", neutral}, {"with evidence", evidence}})
 	checkGolden(t, "check_run", out)
 }

@@ -64,6 +64,8 @@ type Status struct {
 	// (failed), shown as a code block; Notes say what of it did not apply.
 	Problems string
 	Notes    []string
+	// Environment names where the job's commands run, once chosen.
+	Environment string
 }
 
 // Status renders a status comment.

@@ -154,6 +154,8 @@ type Check struct {
 	RunID      string
 	// Verification says how the change was checked (Verification).
 	Verification string
+	// Environment names where the commands ran ("" when not known).
+	Environment string
 	// Evidence is the tests' part, as in the pull request body.
 	Evidence *Evidence
 }

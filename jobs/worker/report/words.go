@@ -61,6 +61,14 @@ func IncompleteDetail(res agent.Result) string {
 	return "an internal error ended the run"
 }
 
+// ImageFailure says, for people, that the image a job's environment names
+// (where says by whom) cannot be used, with the registry's or the
+// unpacker's answer: the agent did not start.
+func ImageFailure(image, where, answer string) string {
+	return fmt.Sprintf("the image %s (%s) cannot be used, so the agent did not start: %s. Name an image the worker can pull, or ask the bot's operator to give it access.",
+		Code(image), where, strings.TrimSuffix(answer, "."))
+}
+
 // Verification says how a run's change was checked, for check run
 // summaries.
 func Verification(res agent.Result) string {

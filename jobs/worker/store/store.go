@@ -179,6 +179,8 @@ type Saved struct {
 	Result agent.Result   `json:"result"`
 	Model  string         `json:"model"`
 	Review session.Review `json:"review"`
+	// Environment is where the run's commands ran.
+	Environment session.Environment `json:"environment"`
 	// Ready is set once a round that completed its pull request marked it
 	// ready for review, so a retry does not ask again.
 	Ready bool       `json:"ready,omitempty"`

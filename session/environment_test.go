@@ -1,0 +1,167 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/agent/llm"
+	"github.com/agentfix/agentfix/devcontainer"
+	"github.com/agentfix/agentfix/rootfs"
+	"github.com/agentfix/agentfix/tools"
+	"github.com/agentfix/agentfix/workspace"
+)
+
+// fakeImages serves roots of a directory by reference, or an error, and
+// records what was asked.
+type fakeImages struct {
+	dir   string
+	err   error
+	asked []string
+}
+
+func (f *fakeImages) Get(_ context.Context, image string) (*rootfs.Root, error) {
+	f.asked = append(f.asked, image)
+	if f.err != nil {
+		return nil, f.err
+	}
+	return &rootfs.Root{Dir: f.dir, Image: image, Repository: "registry.example/" + image, Digest: "sha256:0123",
+		Env: []string{"PATH=/opt/tool/bin:/usr/bin:/bin", "TOOL_HOME=/opt/tool"}}, nil
+}
+
+// recordingSandbox records the options of the sandboxes a run builds and
+// the scripts they run, and runs nothing.
+type recordingSandbox struct {
+	opts    []workspace.Options
+	scripts []string
+}
+
+func (r *recordingSandbox) factory(o workspace.Options) (tools.Sandbox, error) {
+	r.opts = append(r.opts, o)
+	return r, nil
+}
+
+func (r *recordingSandbox) Run(_ context.Context, c workspace.Command) (workspace.Result, error) {
+	r.scripts = append(r.scripts, c.Script)
+	return workspace.Result{}, nil
+}
+
+func TestRunInTheChosenImage(t *testing.T) {
+	t.Parallel()
+	dc, err := devcontainer.Parse(".devcontainer/devcontainer.json", []byte(`{
+		"image": "dev:1",
+		"onCreateCommand": "make tools",
+		"containerEnv": {"TOOL_MODE": "ci"},
+		"postStartCommand": "never"
+	}`), workspace.WorkspaceDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name        string
+		settings    Settings
+		override    string
+		wantImage   string
+		wantSetup   []string
+		wantEnv     string
+		description string
+	}{
+		{name: "the devcontainer's image, setup and environment", settings: Settings{Devcontainer: dc, Setup: []string{"make deps"}},
+			wantImage: "dev:1", wantSetup: []string{"make tools", "make deps"}, wantEnv: "TOOL_MODE=ci",
+			description: "image `dev:1` (`registry.example/dev:1@sha256:0123`), named in `.devcontainer/devcontainer.json`"},
+		{name: "agent-fix.yml's image over the devcontainer", settings: Settings{Image: "repo:2", Devcontainer: dc, Setup: []string{"make deps"}},
+			wantImage: "repo:2", wantSetup: []string{"make deps"},
+			description: "image `repo:2` (`registry.example/repo:2@sha256:0123`), named in `.github/agent-fix.yml`"},
+		{name: "an override over all", settings: Settings{Image: "repo:2", Devcontainer: dc}, override: "mine:3",
+			wantImage: "mine:3", description: "image `mine:3` (`registry.example/mine:3@sha256:0123`), named for this run"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			wt := workTree(t, newRepo(t, map[string]string{"a.txt": "a\n"}))
+			images := &fakeImages{dir: t.TempDir()}
+			sb := &recordingSandbox{}
+			var seen []Environment
+			tc.settings.Limits = agent.Config{MaxSteps: 2}
+			res, err := Run(context.Background(), Options{
+				WorkTree: wt, Sandbox: sb.factory, Model: llm.NewScripted("none", false, call("1", "submit", map[string]string{"summary": "s"}), call("2", "submit", map[string]string{})),
+				Images: images, OperatorImage: "ops:9", ImageOverride: tc.override, Settings: tc.settings,
+				Task:  agent.Task{Repo: "octo/calc", Title: "t"},
+				Hooks: Hooks{OnEnvironment: func(_ context.Context, e Environment) { seen = append(seen, e) }},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{tc.wantImage}, images.asked); diff != "" {
+				t.Errorf("images pulled (-want +got):\n%s", diff)
+			}
+			if len(sb.opts) == 0 || sb.opts[0].Image == nil {
+				t.Fatalf("sandbox options = %+v, want the image's root", sb.opts)
+			}
+			img := sb.opts[0].Image
+			if img.Root != images.dir || !strings.HasSuffix(img.Layer, "/layer") || img.Env[0] != "PATH=/opt/tool/bin:/usr/bin:/bin" {
+				t.Errorf("image = %+v", img)
+			}
+			if tc.wantEnv != "" && !strings.Contains(strings.Join(img.Env, "\n"), tc.wantEnv) {
+				t.Errorf("environment %q lacks %q", img.Env, tc.wantEnv)
+			}
+			if diff := cmp.Diff(tc.wantSetup, sb.scripts[:len(tc.wantSetup)]); diff != "" {
+				t.Errorf("setup commands (-want +got):\n%s", diff)
+			}
+			if len(seen) != 1 || seen[0].Description != tc.description || res.Environment.Description != tc.description {
+				t.Errorf("environment seen %+v, result %+v; want %q", seen, res.Environment, tc.description)
+			}
+		})
+	}
+}
+
+func TestRunImageRefusedBeforeTheModel(t *testing.T) {
+	t.Parallel()
+	wt := workTree(t, newRepo(t, map[string]string{"a.txt": "a\n"}))
+	refused := errors.New("registry.example/private:1: refused: the registry wants credentials (UNAUTHORIZED)")
+	sb := &recordingSandbox{}
+	model := llm.NewScripted("never", false)
+	_, err := Run(context.Background(), Options{
+		WorkTree: wt, Sandbox: sb.factory, Model: model, Images: &fakeImages{err: refused},
+		Settings: Settings{Image: "registry.example/private:1"}, Task: agent.Task{Repo: "octo/calc", Title: "t"},
+	})
+	var ee *EnvironmentError
+	if !errors.As(err, &ee) || !errors.Is(err, refused) || ee.Where() != "named in .github/agent-fix.yml" {
+		t.Fatalf("Run error = %v, want an EnvironmentError naming the image and the registry's answer", err)
+	}
+	if len(sb.opts) != 0 {
+		t.Error("a sandbox was built for an image that cannot be used")
+	}
+}
+
+func TestRunWithoutAnImage(t *testing.T) {
+	t.Parallel()
+	wt := workTree(t, newRepo(t, map[string]string{"a.txt": "a\n"}))
+	for _, tc := range []struct {
+		name     string
+		images   Images
+		operator string
+		wantRef  string
+	}{
+		{"the worker's own root", &fakeImages{}, "", ""},
+		{"a sandbox that pulls itself gets the reference", nil, "ops:9", "ops:9"},
+	} {
+		sb := &recordingSandbox{}
+		res, err := Run(context.Background(), Options{
+			WorkTree: wt, Sandbox: sb.factory, Model: llm.NewScripted("none", false, call("1", "submit", map[string]string{"summary": "s"}), call("2", "submit", map[string]string{})),
+			Images: tc.images, OperatorImage: tc.operator, Settings: Settings{Limits: agent.Config{MaxSteps: 2}}, Task: agent.Task{Repo: "octo/calc", Title: "t"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := sb.opts[0]; o.Image != nil || o.DockerImage != tc.wantRef {
+			t.Errorf("%s: sandbox options image %q, root %+v; want %q and no root", tc.name, o.DockerImage, o.Image, tc.wantRef)
+		}
+		if tc.wantRef == "" && res.Environment.Description != "the worker's own system (no image named)" {
+			t.Errorf("%s: environment %+v", tc.name, res.Environment)
+		}
+	}
+}
