@@ -405,14 +405,16 @@ func TestCIRoundsRefused(t *testing.T) {
 func TestConflictRound(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.f.Commit(hRepo, "main", map[string]string{".github/agent-fix.yml": "test: \"! grep -rn '<<<<<<<' README.md\"\n"}, "Test command")
+	// Setup runs on the default branch's files, and must leave the merge
+	// in place for the agent.
+	h.f.Commit(hRepo, "main", map[string]string{".github/agent-fix.yml": "setup: [\"cat README.md\"]\ntest: \"! grep -rn '<<<<<<<' README.md\"\n"}, "Setup and test commands")
 	pr, branch := h.ciPR()
 	head := h.botCommit(branch, map[string]string{"README.md": "# widget\n\nAdd adds.\n"}, "Document Add")
 	before, _ := h.f.Branch(hRepo, "main")
 	h.f.Commit(hRepo, "main", map[string]string{"README.md": "# widget\n\nA small calculator.\n"}, "Describe the widget")
 	mainHead, _ := h.f.Branch(hRepo, "main")
 	h.model.add(
-		bash("printf '# widget\\n\\nA small calculator. Add adds.\\n' > README.md && cat README.md"),
+		bash("grep -c '<<<<<<< HEAD' README.md && printf '# widget\\n\\nA small calculator. Add adds.\\n' > README.md"),
 		submit("Kept both descriptions."), submit(""),
 	)
 	h.startWorker()
