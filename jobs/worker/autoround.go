@@ -180,21 +180,18 @@ func committers(commits []ghapp.Commit, botLogin, botEmail string) []string {
 // autoPR is one pull request an automatic task looks at.
 type autoPR struct {
 	gh   GitHub
-	inst int64
 	repo ghapp.Repo
-	// clone is the payload's repository.
-	clone jobs.Repo
-	pr    ghapp.PullRequest
-	cfg   repoSettings
-	bot   ghapp.Identity
-	log   *slog.Logger
+	pr   ghapp.PullRequest
+	cfg  repoSettings
+	bot  ghapp.Identity
+	log  *slog.Logger
 }
 
 // admitAuto reads what decides whether an automatic round may start on
 // pull request n, about head (the event's), and returns the pull request
 // with why none may ("" when one may).
 func (w *Worker) admitAuto(ctx context.Context, gh GitHub, inst int64, repo ghapp.Repo, n int, head string) (autoPR, string, error) {
-	a := autoPR{gh: gh, inst: inst, repo: repo}
+	a := autoPR{gh: gh, repo: repo}
 	var err error
 	if a.bot, err = w.opts.GitHub.Identity(ctx); err != nil {
 		return a, "", fmt.Errorf("the App's identity: %w", err)
@@ -281,7 +278,7 @@ func (w *Worker) checksOfPR(ctx context.Context, gh GitHub, p jobs.ChecksDone, r
 		log.Info("no ci round: " + why)
 		return outcome.Skipped, nil
 	}
-	a.clone, a.log = p.Repo, log
+	a.log = log
 	head := p.HeadSHA
 	suites, err := gh.ListCheckSuites(ctx, repo, head)
 	if err != nil {
@@ -404,9 +401,10 @@ func baseFailures(ctx context.Context, gh GitHub, repo ghapp.Repo, base string, 
 }
 
 // rerun re-runs the failed GitHub Actions jobs among failing once, and
-// reports whether it did; their re-run's completion brings the checks
-// back. GitHub refusing it (the App lacks actions: write) is logged, and
-// the round goes on without it.
+// reports whether they are re-run (by this task or, at the same time,
+// another); their re-run's completion brings the checks back. GitHub
+// refusing it (the App lacks actions: write) is logged, and the round goes
+// on without it.
 func (w *Worker) rerun(ctx context.Context, a autoPR, head string, failing []ciCheck) (bool, error) {
 	var names []string
 	runs := map[int64]bool{}
@@ -426,8 +424,12 @@ func (w *Worker) rerun(ctx context.Context, a autoPR, head string, failing []ciC
 		}
 	}
 	first, err := w.store.SaveRerun(ctx, a.repo, head, names)
-	if err != nil || !first {
+	if err != nil {
 		return false, err
+	}
+	if !first {
+		a.log.Info("another task re-runs the failed jobs")
+		return true, nil
 	}
 	for _, id := range order {
 		if err := a.gh.RerunFailedJobs(ctx, a.repo, id); err != nil {
@@ -548,7 +550,7 @@ func (w *Worker) conflictOfPR(ctx context.Context, gh GitHub, p jobs.BaseMoved, 
 		log.Info("no conflict round: " + why)
 		return outcome.Skipped, nil
 	}
-	a.clone, a.log = p.Repo, log
+	a.log = log
 	switch {
 	case a.pr.Mergeable == nil || a.pr.MergeableState == "unknown":
 		return outcome.Error, errMergeUnknown
