@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfix/agentfix/jobs"
 	"github.com/agentfix/agentfix/runs"
 )
 
@@ -157,7 +158,7 @@ func TestLogin(t *testing.T) {
 
 func TestSecureCookieWithHTTPSPublicURL(t *testing.T) {
 	f := newFixture(t)
-	s, err := New(Options{Token: testToken, Runs: f.store, Redis: f.rdb, PublicURL: "https://bot.example.com",
+	s, err := New(Options{Token: testToken, Runs: f.store, Redis: f.rdb, Queues: []string{jobs.QueueAgent}, PublicURL: "https://bot.example.com",
 		Logger: slog.New(slog.DiscardHandler), Now: f.clock})
 	if err != nil {
 		t.Fatal(err)

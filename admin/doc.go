@@ -1,15 +1,37 @@
 // Package admin serves the operator's views of the bot (DESIGN.md §3): the
-// asynq queue monitor, the list of recent runs and a run's trajectory as a
-// readable page, plus the same run page, read-only, behind an expiring
-// signed link for people without the admin token.
+// asynq queue monitor, the list of recent runs, the tasks in the queues and
+// a run's trajectory as a readable page, plus the same run page, read-only,
+// behind an expiring signed link for people without the admin token, and
+// for `bot view DIR` on a run directory on this machine: the output
+// directory of `bot fix`, or a worker's, which also holds the run record
+// (NewLocalView).
 //
 // Routes (Server.Routes):
 //
-//	/admin/queues/...     asynqmon, read-only (GET only)
-//	/admin/runs           recent runs, newest first
+//	/admin/queues/...     asynqmon, read-only (GET only), under the admin bar
+//	/admin/runs           recent runs, newest first; ?repo=, ?status=,
+//	                      ?delivery= filter them, ?limit= caps them
 //	/admin/runs/{run_id}  one run: task, steps, review phase, result, diff
+//	/admin/tasks          the tasks in the queues, each linked to its run;
+//	                      ?delivery= narrows them to one delivery
 //	/admin/login          the token form for browsers; /admin/logout
 //	/runs/{run_id}?exp=…&sig=…  one run's page behind a signed link
+//
+// The pages are for people: statuses in words (the value as recorded is
+// the tooltip), one rounded duration per run, its wall time (from the
+// job's start to its end; for a local run, the agent's), ✓ or ✗ with the
+// exit code of each command, the total spend of the runs listed. A page
+// that shows a running run (or, on /admin/tasks, an active task) reloads
+// itself with a meta refresh until it ends: the pages have no scripts.
+//
+// Every admin page, and asynqmon's, has the same top bar (Runs, Tasks,
+// Queues, Log out); asynqmon's gets it put after its <body> tag, laid
+// over its own bar. A task links to its run through the delivery id that
+// every task payload and every run record carry: one run is linked
+// directly, several (a retried task that started another) through the
+// runs list filtered to the delivery. asynqmon's own task page cannot show
+// an agent task (its ids hold '/' and '#', which its links do not escape),
+// so the links live on /admin/tasks.
 //
 // The /admin routes exist only when an admin token is configured
 // (AGENTFIX_ADMIN_TOKEN): without one they are not mounted and answer 404.
@@ -28,10 +50,13 @@
 // expired link get 403. The link grants reading that one run only.
 //
 // Everything shown comes from the run records mirrored in Redis (package
-// runs), so any process can serve any run. Model output, repository content
-// and issue text are untrusted: pages are rendered with html/template and
-// never mark such text as safe; a Content-Security-Policy without scripts
-// backs this up, and pages are not cached and send no referrer.
+// runs) and the queues, so any process can serve any run; `bot view` reads
+// the run directory instead, at every request, and answers only loopback
+// requests for a loopback host (no authentication, no DNS rebinding).
+// Model output, repository content, issue text and task payloads are
+// untrusted: pages are rendered with html/template and never mark such
+// text as safe; a Content-Security-Policy without scripts backs this up,
+// and pages are not cached and send no referrer.
 //
 // The review phase (DESIGN.md §7) is found in the trajectory: it starts at
 // the first submit call that did not end the run and whose answer carries

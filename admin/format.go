@@ -22,6 +22,7 @@ func funcs() template.FuncMap {
 		"days":       days,
 		"plural":     plural,
 		"stepAnchor": func(n int) string { return "step-" + strconv.Itoa(n) },
+		"exitLabel":  func(s agent.ExitStatus) string { return describeExit(string(s)).Label },
 	}
 }
 
@@ -52,20 +53,37 @@ func count(n int64) string {
 	return b.String()
 }
 
-// dur formats a duration for reading: "<1ms", milliseconds below a second, then
-// tenths of seconds below a minute, then whole seconds.
+// dur formats a duration for reading, rounded to what matters at its
+// size: "<1 ms", "250 ms", "1.5 s", "42 s", "4 min 5 s", then whole
+// minutes from ten minutes on: "45 min", "1 h 5 min".
 func dur(d time.Duration) string {
 	switch {
 	case d <= 0:
 		return "–"
 	case d < time.Millisecond:
-		return "<1ms"
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
+		return "<1 ms"
 	}
-	return d.Round(time.Second).String()
+	if r := d.Round(time.Millisecond); r < time.Second {
+		return strconv.FormatInt(int64(r/time.Millisecond), 10) + " ms"
+	}
+	if r := d.Round(100 * time.Millisecond); r < 10*time.Second {
+		return strconv.FormatFloat(r.Seconds(), 'f', 1, 64) + " s"
+	}
+	if d = d.Round(time.Second); d >= 10*time.Minute {
+		d = d.Round(time.Minute)
+	}
+	h, m, s := int(d/time.Hour), int(d%time.Hour/time.Minute), int(d%time.Minute/time.Second)
+	switch {
+	case h > 0 && m > 0:
+		return fmt.Sprintf("%d h %d min", h, m)
+	case h > 0:
+		return fmt.Sprintf("%d h", h)
+	case m > 0 && s > 0:
+		return fmt.Sprintf("%d min %d s", m, s)
+	case m > 0:
+		return fmt.Sprintf("%d min", m)
+	}
+	return fmt.Sprintf("%d s", s)
 }
 
 // when formats a time in UTC; the zero time is a dash.
@@ -94,7 +112,7 @@ func days(d time.Duration) string {
 	if d > 0 && d%(24*time.Hour) == 0 {
 		return plural(int(d/(24*time.Hour)), "day")
 	}
-	return d.String()
+	return dur(d)
 }
 
 // plural returns "1 step", "2 steps".

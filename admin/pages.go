@@ -7,13 +7,15 @@ import (
 	"encoding/base64"
 	"fmt"
 	"html/template"
+	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/agentfix/agentfix/internal/logattr"
 )
 
-//go:embed templates/*.html templates/style.css
+//go:embed templates/*.html templates/*.css
 var templateFiles embed.FS
 
 // pages are the parsed page templates and the stylesheet they inline.
@@ -21,17 +23,25 @@ type pages struct {
 	byName map[string]*template.Template
 	css    template.CSS
 	csp    string
+	// queueNav is the navigation bar, with its own stylesheet, that the
+	// queue monitor's page gets.
+	queueNav []byte
 }
 
 // pageNames are the templates that render a whole page (each with the
 // layout).
-var pageNames = []string{"login", "message", "runs", "run"}
+var pageNames = []string{"login", "message", "runs", "run", "tasks"}
 
 func newPages() (*pages, error) {
 	css, err := templateFiles.ReadFile("templates/style.css")
 	if err != nil {
 		return nil, fmt.Errorf("admin: read stylesheet: %w", err)
 	}
+	navCSS, err := templateFiles.ReadFile("templates/nav.css")
+	if err != nil {
+		return nil, fmt.Errorf("admin: read stylesheet: %w", err)
+	}
+	css = slices.Concat(navCSS, css)
 	sum := sha256.Sum256(css)
 	p := &pages{
 		byName: map[string]*template.Template{},
@@ -48,36 +58,53 @@ func newPages() (*pages, error) {
 		}
 		p.byName[name] = t
 	}
+	if p.queueNav, err = renderQueueNav(navCSS); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
 // page is what the layout renders around a page's own data.
 type page struct {
 	Title string
-	// Admin shows the admin navigation (runs, queues, log out).
+	// Admin shows the admin navigation (runs, tasks, queues, log out);
+	// Nav names the current one ("runs", "tasks").
 	Admin bool
-	CSS   template.CSS
-	Data  any
+	Nav   string
+	// Refresh, when positive, reloads the page after that many seconds
+	// (while a run runs; the pages have no scripts).
+	Refresh int
+	CSS     template.CSS
+	Data    any
 }
 
-// render writes page name with data and the security headers: no caching
-// (the pages show private code), no referrer (a signed link must not leak
-// through one), and the Content-Security-Policy.
+// render writes page name with data.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, name string, data any) {
-	s.renderPage(w, r, code, name, page{Title: titleOf(name, data), Admin: s.showNav(r), Data: data})
+	s.renderPage(w, r, code, name, page{Title: titleOf(name), Data: data})
 }
 
+// renderPage is render with the layout's data given; it sets whether the
+// admin navigation shows.
 func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, code int, name string, p page) {
-	p.CSS = s.pages.css
+	p.Admin = s.showNav(r)
+	s.pages.write(w, r, code, name, p, s.log)
+}
+
+// write renders page name in the layout with p and writes it with the
+// security headers: no caching (the pages show private code), no referrer
+// (a signed link must not leak through one), and the
+// Content-Security-Policy.
+func (ps *pages) write(w http.ResponseWriter, r *http.Request, code int, name string, p page, log *slog.Logger) {
+	p.CSS = ps.css
 	var buf bytes.Buffer
-	if err := s.pages.byName[name].ExecuteTemplate(&buf, "layout", p); err != nil {
-		s.log.Error("render admin page", logattr.Path, r.URL.Path, logattr.Err, err)
+	if err := ps.byName[name].ExecuteTemplate(&buf, "layout", p); err != nil {
+		log.Error("render admin page", logattr.Path, r.URL.Path, logattr.Err, err)
 		http.Error(w, "internal error rendering the page", http.StatusInternalServerError)
 		return
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", s.pages.csp)
+	h.Set("Content-Security-Policy", ps.csp)
 	h.Set("Cache-Control", "no-store")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -94,16 +121,12 @@ type messageView struct {
 }
 
 func (s *Server) message(w http.ResponseWriter, r *http.Request, code int, heading, text string) {
-	s.renderPage(w, r, code, "message", page{Title: heading, Admin: s.showNav(r), Data: messageView{heading, text}})
+	s.renderPage(w, r, code, "message", page{Title: heading, Data: messageView{heading, text}})
 }
 
-func titleOf(name string, data any) string {
-	switch d := data.(type) {
-	case runView:
-		return "Run " + d.Meta.RunID
-	case runsView:
-		return "Runs"
-	}
+// titleOf is the title of the pages render writes (the others name
+// theirs).
+func titleOf(name string) string {
 	if name == "login" {
 		return "Log in"
 	}

@@ -3,6 +3,7 @@ package admin
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -84,4 +85,67 @@ func TestQueueMonitor(t *testing.T) {
 			t.Errorf("GET /admin/queues = %d %s, want asynqmon's page rooted at /admin/queues", code, h.Get("Content-Type"))
 		}
 	})
+}
+
+// TestQueueMonitorNav checks that every page of the queue monitor's
+// single-page app carries the admin navigation bar right after <body>,
+// with the admin pages' headers, while its scripts, files and API pass
+// through unchanged.
+func TestQueueMonitorNav(t *testing.T) {
+	f := newFixture(t)
+	enqueueBoth(t, f)
+	ts := f.serve(t, testToken)
+	p, err := newPages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nav := string(p.queueNav)
+	for _, path := range []string{"/admin/queues", "/admin/queues/", "/admin/queues/queues/" + jobs.QueueAgent + "?status=pending", "/admin/queues/servers"} {
+		t.Run(path, func(t *testing.T) {
+			code, h, body := fetch(t, "GET", ts.URL+path, bearer(testToken), nil)
+			if code != http.StatusOK {
+				t.Fatalf("GET %s = %d, want 200", path, code)
+			}
+			if !strings.Contains(body, "<body>"+nav+"<noscript>") || strings.Count(body, `id="agentfix-nav"`) != 1 {
+				t.Errorf("GET %s lacks the navigation bar after <body>:\n%s", path, body)
+			}
+			for k, want := range map[string]string{"Content-Type": "text/html; charset=utf-8", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"} {
+				if got := h.Get(k); got != want {
+					t.Errorf("GET %s: %s = %q, want %q", path, k, got, want)
+				}
+			}
+		})
+	}
+	t.Run("the bar", func(t *testing.T) {
+		for _, want := range []string{`href="/admin/runs"`, `href="/admin/tasks"`, `href="/admin/queues" aria-current="page"`, `action="/admin/logout"`} {
+			if !strings.Contains(nav, want) {
+				t.Errorf("the bar lacks %s:\n%s", want, nav)
+			}
+		}
+	})
+
+	code, _, index := fetch(t, "GET", ts.URL+"/admin/queues", bearer(testToken), nil)
+	if code != http.StatusOK {
+		t.Fatal(code)
+	}
+	m := regexp.MustCompile(`src="(/admin/queues/static/js/main\.[0-9a-f]+\.chunk\.js)"`).FindStringSubmatch(index)
+	if m == nil {
+		t.Fatalf("asynqmon's page names no main script:\n%s", index)
+	}
+	untouched := []struct{ path, ctype string }{
+		{m[1], "application/javascript; charset=utf-8"},
+		{"/admin/queues/favicon.ico", ""},
+		{"/admin/queues/api/queues", ""},
+	}
+	for _, u := range untouched {
+		t.Run(u.path, func(t *testing.T) {
+			code, h, body := fetch(t, "GET", ts.URL+u.path, bearer(testToken), nil)
+			if code != http.StatusOK || strings.Contains(body, "agentfix-nav") || h.Get("X-Frame-Options") != "" {
+				t.Errorf("GET %s = %d, X-Frame-Options %q, nav %v; want 200, untouched", u.path, code, h.Get("X-Frame-Options"), strings.Contains(body, "agentfix-nav"))
+			}
+			if u.ctype != "" && !strings.HasPrefix(h.Get("Content-Type"), u.ctype) {
+				t.Errorf("GET %s: Content-Type %q, want %q", u.path, h.Get("Content-Type"), u.ctype)
+			}
+		})
+	}
 }

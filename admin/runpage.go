@@ -53,5 +53,15 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request, id string, link
 	}
 	v := buildRunView(rec, s.webURL, s.now())
 	v.LinkExpires = linkExpires
-	s.render(w, r, http.StatusOK, "run", v)
+	v.AdminLinks = s.showNav(r)
+	s.renderPage(w, r, http.StatusOK, "run", runPageData(v, "runs"))
+}
+
+// runPageData is the layout's data for a run page: it reloads while the
+// run runs.
+func runPageData(v runView, nav string) page {
+	if v.Running {
+		v.Reload = runRefresh
+	}
+	return page{Title: "Run " + v.Meta.RunID, Nav: nav, Refresh: v.Reload, Data: v}
 }

@@ -37,6 +37,9 @@ type Options struct {
 	// Redis is the process's connection to the queues' Redis, shared with
 	// the queue monitor (which never closes it). Required with a Token.
 	Redis redis.UniversalClient
+	// Queues are the asynq queues whose tasks the tasks page lists, each
+	// linked to the run its delivery started. Required with a Token.
+	Queues []string
 	// PublicURL is AGENTFIX_PUBLIC_URL; an https URL makes the session
 	// cookie Secure even when TLS ends at a proxy.
 	PublicURL string
@@ -55,6 +58,7 @@ type Server struct {
 	linkKey   []byte
 	runs      RunReader
 	rdb       redis.UniversalClient
+	queues    []string
 	secureURL bool
 	webURL    string
 	log       *slog.Logger
@@ -69,6 +73,8 @@ func New(o Options) (*Server, error) {
 		return nil, errors.New("admin: Runs and Logger are required")
 	case o.Token != "" && o.Redis == nil:
 		return nil, errors.New("admin: Redis is required for the queue monitor")
+	case o.Token != "" && len(o.Queues) == 0:
+		return nil, errors.New("admin: Queues are required for the tasks page")
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -90,6 +96,7 @@ func New(o Options) (*Server, error) {
 		linkKey:   o.LinkKey,
 		runs:      o.Runs,
 		rdb:       o.Redis,
+		queues:    o.Queues,
 		secureURL: strings.HasPrefix(o.PublicURL, "https://"),
 		webURL:    webURL,
 		log:       o.Logger,
@@ -107,7 +114,7 @@ func (s *Server) Routes(r chi.Router) {
 	if s.token == "" {
 		return
 	}
-	queues := queueMonitor(s.rdb)
+	queues := queueMonitor(s.rdb, s.pages.queueNav)
 	r.Route("/admin", func(r chi.Router) {
 		r.Get("/login", s.loginForm)
 		r.Post("/login", s.login)
@@ -119,6 +126,7 @@ func (s *Server) Routes(r chi.Router) {
 			})
 			r.Get("/runs", s.runList)
 			r.Get("/runs/{run_id}", s.adminRun)
+			r.Get("/tasks", s.taskList)
 			r.Handle("/queues", queues)
 			r.Handle("/queues/*", queues)
 			r.NotFound(func(w http.ResponseWriter, r *http.Request) {

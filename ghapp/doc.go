@@ -53,7 +53,7 @@
 // # Setup mode
 //
 // Setup is the /setup page of setup mode (mounted by cmd/bot when no App is
-// configured): GitHub's manifest flow creates the App in two clicks, and its
+// configured): GitHub's manifest flow creates the App in three clicks, and its
 // credentials are saved in .env in the working directory for the next start.
 // deploy/github-app-manifest.json is the same manifest with placeholder URLs.
 package ghapp

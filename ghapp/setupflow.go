@@ -72,7 +72,7 @@ type SetupOptions struct {
 	Now func() time.Time
 }
 
-// Setup is the one-click App creation of setup mode (GitHub's manifest
+// Setup is the three-click App creation of setup mode (GitHub's manifest
 // flow), served on GET and POST /setup and GET /setup/callback:
 //
 //  1. GET /setup shows a form: the App's name (agentfix-<random> by

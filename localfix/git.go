@@ -28,8 +28,9 @@ type userRepo struct {
 	bare bool
 	// head is the commit the agent starts from.
 	head string
-	// dirty lists the paths with uncommitted changes (none for bare).
-	dirty []string
+	// dirty lists the paths with uncommitted changes, untracked files
+	// included, and modified those of tracked files alone (none for bare).
+	dirty, modified []string
 	// environ is the environment git runs with.
 	environ []string
 }
@@ -54,28 +55,47 @@ func inspectRepo(ctx context.Context, dir string, environ []string) (*userRepo, 
 	if r.dir, err = r.git(ctx, nil, "rev-parse", "--show-toplevel"); err != nil {
 		return nil, err
 	}
-	r.dirty, err = r.status(ctx)
+	r.dirty, r.modified, err = r.status(ctx)
 	return r, err
 }
 
 // status lists the paths with uncommitted changes, untracked files
-// included, limited to paths when any are given.
-func (r *userRepo) status(ctx context.Context, paths ...string) ([]string, error) {
+// included, and those of tracked files alone (staged or not), limited to
+// paths when any are given.
+func (r *userRepo) status(ctx context.Context, paths ...string) (dirty, modified []string, err error) {
 	args := []string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--"}
 	for _, p := range paths {
 		args = append(args, ":(top,literal)"+p)
 	}
 	out, err := r.git(ctx, nil, args...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var dirty []string
 	for _, entry := range strings.Split(out, "\x00") {
-		if len(entry) > 3 {
-			dirty = append(dirty, entry[3:])
+		if len(entry) <= 3 {
+			continue
+		}
+		dirty = append(dirty, entry[3:])
+		if entry[:2] != "??" {
+			modified = append(modified, entry[3:])
 		}
 	}
-	return dirty, nil
+	return dirty, modified, nil
+}
+
+// canApply says why --apply cannot apply a patch to the working tree, when
+// it cannot: a bare repository has none, and one with uncommitted changes
+// to tracked files may have them in a file the patch touches, which is
+// known only after the run. Untracked files are checked after the run,
+// against the patch's files.
+func (r *userRepo) canApply() error {
+	if r.bare {
+		return fmt.Errorf("%s is a bare repository; it has no working tree to apply the patch to", r.dir)
+	}
+	if len(r.modified) > 0 {
+		return fmt.Errorf("%s has uncommitted changes in %s; the patch is known only after the run, so commit or stash them first, or run without --apply and apply patch.diff yourself", r.dir, listPaths(r.modified))
+	}
+	return nil
 }
 
 // fileAtHead returns the content of the regular file at path (slash
@@ -106,12 +126,12 @@ func (r *userRepo) apply(ctx context.Context, patch string, touched []string) er
 	if r.bare {
 		return errors.New("a bare repository has no working tree")
 	}
-	dirty, err := r.status(ctx, touched...)
+	dirty, _, err := r.status(ctx, touched...)
 	if err != nil {
 		return err
 	}
 	if len(dirty) > 0 {
-		return fmt.Errorf("%s has uncommitted changes in %s, which the patch touches; commit or stash them, then run git apply with the patch", r.dir, strings.Join(dirty, ", "))
+		return fmt.Errorf("%s has uncommitted changes in %s, which the patch touches; commit, stash or remove them, then apply the patch with git apply", r.dir, listPaths(dirty))
 	}
 	links, err := workspace.PatchSymlinks(patch, r.linkAtHead(ctx))
 	if err != nil {
@@ -154,6 +174,17 @@ func (r *userRepo) git(ctx context.Context, stdin []byte, args ...string) (strin
 		return "", fmt.Errorf("git %s: more than %d bytes of output", args[0], userGitMaxOutput)
 	}
 	return strings.TrimSuffix(stdout.String(), "\n"), nil
+}
+
+// maxListedPaths bounds the paths a message names.
+const maxListedPaths = 10
+
+// listPaths joins paths with ", ", naming at most maxListedPaths.
+func listPaths(paths []string) string {
+	if len(paths) <= maxListedPaths {
+		return strings.Join(paths, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(paths[:maxListedPaths], ", "), len(paths)-maxListedPaths)
 }
 
 // firstLines returns the first n lines of s joined with "; ".

@@ -7,6 +7,13 @@
 // terminal, and writes patch.diff and trajectory.jsonl to the output
 // directory; with --apply it applies a submitted patch to the user's
 // checkout without touching uncommitted work.
+//
+// Every check that can fail is made before the first model call: the
+// flags, the repository and its name (owner/name from --repo-name or the
+// origin remote, never the directory's name), the preconditions of
+// --apply, the configuration at HEAD, the issue file, the output
+// directory, the sandbox (the docker daemon and image) and then the
+// model's key.
 package localfix
 
 import (
@@ -32,6 +39,9 @@ type Options struct {
 	// Repo is the git repository to fix (a checkout or a bare one);
 	// IssueFile the issue as Markdown ("" with Replay: the recorded task).
 	Repo, IssueFile string
+	// RepoName is the repository's full name, owner/name, for the task;
+	// "" takes it from the URL of Repo's origin remote.
+	RepoName string
 	// Model overrides the repository's and AGENTFIX_MODEL; Replay plays
 	// the model replies of a saved trajectory instead.
 	Model, Replay string
@@ -66,6 +76,12 @@ type Options struct {
 	// Images pulls and unpacks the images a run names, for the bwrap
 	// sandbox; nil gives a sandbox that pulls them itself the reference.
 	Images session.Images
+	// ProbeSandbox, when not nil, checks before any model call that the
+	// sandbox of kind can run commands here (for docker: the daemon
+	// answers and the image is present or can be pulled). imageFrom names
+	// where the image came from, --image or AGENTFIX_SANDBOX_IMAGE, for
+	// its message; its error is the run's.
+	ProbeSandbox func(ctx context.Context, kind, image, imageFrom string) error
 	// Stdout shows the run; Logger gets the log records.
 	Stdout io.Writer
 	Logger *slog.Logger

@@ -75,23 +75,20 @@ func prepare(ctx context.Context, o Options) (*fixRun, error) {
 	if err != nil {
 		return nil, UsageError{"bot fix: --repo: " + err.Error()}
 	}
-	if f.Apply && repo.bare {
-		return nil, UsageError{"bot fix: --apply: " + repo.dir + " is a bare repository; it has no working tree to apply the patch to"}
+	if f.Apply {
+		if err := repo.canApply(); err != nil {
+			return nil, UsageError{"bot fix: --apply: " + err.Error()}
+		}
 	}
 	r.repo = repo
 	if err := r.readRepoConfig(ctx); err != nil {
 		return nil, err
 	}
-	if err := r.chooseTask(o.WorkDir); err != nil {
+	if err := r.chooseTask(ctx, o.WorkDir); err != nil {
 		return nil, err
 	}
 	if err := r.chooseModel(o); err != nil {
 		return nil, err
-	}
-	if o.CheckModel != nil && f.Replay == "" {
-		if err := o.CheckModel(ctx, r.model); err != nil {
-			return nil, err
-		}
 	}
 	r.id = runs.NewID(time.Now())
 	r.out = filepath.Join(o.WorkDir, "agentfix-runs", r.id)
@@ -104,11 +101,22 @@ func prepare(ctx context.Context, o Options) (*fixRun, error) {
 	if f.Cache != "" {
 		r.cache = absTo(o.WorkDir, f.Cache)
 	}
+	if err := r.probeSandbox(ctx); err != nil {
+		return nil, err
+	}
+	if o.CheckModel != nil && f.Replay == "" {
+		if err := o.CheckModel(ctx, r.model); err != nil {
+			return nil, err
+		}
+	}
 	if n := len(repo.dirty); n > 0 {
 		r.notes = append(r.notes, fmt.Sprintf("%d uncommitted %s in the checkout %s not part of the run: the agent works on a copy of HEAD",
 			n, plural(n, "change", "changes"), plural(n, "is", "are")))
 	}
 	r.p = &progress{w: o.Stdout, maxSteps: r.agentCfg.MaxSteps}
+	if f.Replay != "" {
+		r.p.replay = absTo(o.WorkDir, f.Replay)
+	}
 	return r, nil
 }
 
@@ -145,8 +153,9 @@ func (r *fixRun) readRepoConfig(ctx context.Context) error {
 }
 
 // chooseTask reads the issue file; without one (a replay) the recorded task
-// is used. The repository's instructions become the task's notes.
-func (r *fixRun) chooseTask(workDir string) error {
+// is used. The repository's name comes from --repo-name or the origin
+// remote, its instructions become the task's notes.
+func (r *fixRun) chooseTask(ctx context.Context, workDir string) error {
 	if r.flags.IssueFile == "" {
 		return nil
 	}
@@ -154,8 +163,11 @@ func (r *fixRun) chooseTask(workDir string) error {
 	if err != nil {
 		return UsageError{"bot fix: --issue-file: " + err.Error()}
 	}
-	r.task = agent.Task{Repo: strings.TrimSuffix(filepath.Base(r.repo.dir), ".git"), Title: title, Body: body,
-		Notes: r.repoCfg.Instructions}
+	name, err := r.repo.repoName(ctx, r.flags.RepoName)
+	if err != nil {
+		return UsageError{"bot fix: " + err.Error()}
+	}
+	r.task = agent.Task{Repo: name, Title: title, Body: body, Notes: r.repoCfg.Instructions}
 	return nil
 }
 

@@ -18,11 +18,17 @@ import (
 type progress struct {
 	w        io.Writer
 	maxSteps int
+	// replay is the trajectory a replay plays ("" for a run with a
+	// model): it calls no model and spends nothing, so no cost is shown
+	// but $0.00.
+	replay string
 }
 
 // fixStart is what the first lines of a run show.
 type fixStart struct {
 	RunID, Model, Sandbox, Repo, Head, Out string
+	// RepoName is the repository's full name the task gives the agent.
+	RepoName string
 	// Setup and Test are the commands the run uses.
 	Setup []string
 	Test  string
@@ -32,8 +38,12 @@ type fixStart struct {
 
 func (p *progress) start(s fixStart) {
 	fmt.Fprintf(p.w, "bot fix: run %s\n", s.RunID)
-	fmt.Fprintf(p.w, "  repository  %s at %s\n", safeLine(s.Repo), shortID(s.Head))
-	fmt.Fprintf(p.w, "  model       %s\n", safeLine(s.Model))
+	fmt.Fprintf(p.w, "  repository  %s at %s (%s)\n", safeLine(s.RepoName), shortID(s.Head), safeLine(s.Repo))
+	if p.replay != "" {
+		fmt.Fprintf(p.w, "  model       %s: a replay of %s; no model is called, nothing is spent\n", safeLine(s.Model), safeLine(p.replay))
+	} else {
+		fmt.Fprintf(p.w, "  model       %s\n", safeLine(s.Model))
+	}
 	fmt.Fprintf(p.w, "  sandbox     %s\n", s.Sandbox)
 	for _, c := range s.Setup {
 		fmt.Fprintf(p.w, "  setup       %s\n", safeLine(c))
@@ -77,7 +87,11 @@ func (p *progress) step(s agent.Step) {
 		width := len(fmt.Sprint(p.maxSteps))
 		head = fmt.Sprintf("step %*d/%d", width, s.Step, p.maxSteps)
 	}
-	head = fmt.Sprintf("%s  $%.4f  ", head, s.TotalCostUSD)
+	if p.replay == "" {
+		head = fmt.Sprintf("%s  $%.4f  ", head, s.TotalCostUSD)
+	} else {
+		head += "  "
+	}
 	switch {
 	case s.FormatError != "":
 		fmt.Fprintf(p.w, "%sunusable reply, asked again: %s\n", head, safeLine(s.FormatError))
@@ -111,6 +125,10 @@ type fixSummary struct {
 	Trajectory     string
 	// Applied says what --apply did; empty without --apply.
 	Applied string
+	// ApplyCommand is the shell command that applies the patch; empty
+	// when it was applied or is empty. For a bare repository it is to be
+	// run in a checkout of BareRepo.
+	ApplyCommand, BareRepo string
 }
 
 func (p *progress) summary(s fixSummary) {
@@ -124,8 +142,12 @@ func (p *progress) summary(s fixSummary) {
 	} else {
 		fmt.Fprintf(p.w, "  steps       %d\n", r.Steps)
 	}
-	fmt.Fprintf(p.w, "  cost        $%.4f (%d tokens in, %d out, %d cached)\n", r.CostUSD,
-		r.Usage.InputTokens+r.Usage.CacheWriteTokens, r.Usage.OutputTokens, r.Usage.CacheReadTokens)
+	tokens := fmt.Sprintf("%d tokens in, %d out, %d cached", r.Usage.InputTokens+r.Usage.CacheWriteTokens, r.Usage.OutputTokens, r.Usage.CacheReadTokens)
+	if p.replay != "" {
+		fmt.Fprintf(p.w, "  cost        $0.00: a replay calls no model (the recorded run: $%.4f, %s)\n", r.CostUSD, tokens)
+	} else {
+		fmt.Fprintf(p.w, "  cost        $%.4f (%s)\n", r.CostUSD, tokens)
+	}
 	fmt.Fprintf(p.w, "  duration    %s\n", round(r.Duration))
 	if r.Summary != "" {
 		fmt.Fprintf(p.w, "  summary     %s\n", strings.TrimPrefix(indentBy(safeText(r.Summary), "              "), "              "))
@@ -142,6 +164,21 @@ func (p *progress) summary(s fixSummary) {
 	if s.Applied != "" {
 		fmt.Fprintf(p.w, "  apply       %s\n", safeLine(s.Applied))
 	}
+	switch {
+	case s.ApplyCommand != "" && s.BareRepo != "":
+		fmt.Fprintf(p.w, "\nTo apply the patch, run this in a checkout of %s:\n  %s\n", s.BareRepo, s.ApplyCommand)
+	case s.ApplyCommand != "":
+		fmt.Fprintf(p.w, "\nTo apply the patch to your checkout:\n  %s\n", s.ApplyCommand)
+	}
+}
+
+// shellQuote quotes s as one word for a POSIX shell: as it is when it
+// holds only characters no shell reads specially, else in single quotes.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // safeText drops control characters but newlines and tabs, and the

@@ -28,7 +28,7 @@ func TestProgressGolden(t *testing.T) {
 	var b strings.Builder
 	p := &progress{w: &b, maxSteps: 75}
 	p.start(fixStart{
-		RunID: "20260102T030405Z-0123abcd", Model: "openai/gpt-5", Sandbox: "bwrap", Repo: "/home/me/calc",
+		RunID: "20260102T030405Z-0123abcd", Model: "openai/gpt-5", Sandbox: "bwrap", Repo: "/home/me/calc", RepoName: "octo/calc",
 		Head: "0ce1f11cd789aa7c1f9b3c0e6f3d2b1a00000000", Out: "/home/me/agentfix-runs/20260102T030405Z-0123abcd",
 		Setup: []string{"go mod download"}, Test: "go test ./...",
 		Notes: []string{"2 uncommitted changes in the checkout are not part of the run: the agent works on a copy of HEAD"},
@@ -67,9 +67,26 @@ func TestProgressGolden(t *testing.T) {
 		Result: agent.Result{RunID: "20260102T030405Z-0123abcd", Status: agent.Cancelled, Reason: "context canceled", Steps: 4,
 			CostUSD: 0.5, Duration: 1500 * time.Microsecond},
 		Patch: "/out/patch.diff", PatchFiles: 2, Trajectory: "/out/trajectory.jsonl", Applied: "not applied: the agent did not submit",
+		ApplyCommand: "git -C /home/me/calc apply /out/patch.diff",
 	})
 	p.summary(fixSummary{Result: agent.Result{RunID: "20260102T030405Z-0123abcd", Status: agent.LimitsExceeded,
 		Reason: "step limit reached: 75 of 75 steps", Steps: 75}, Patch: "/out/patch.diff", Trajectory: "/out/trajectory.jsonl"})
+	p.summary(fixSummary{Result: agent.Result{RunID: "20260102T030405Z-0123abcd", Status: agent.Submitted, Steps: 2, CostUSD: 0.01},
+		Patch: "/out/patch.diff", PatchFiles: 1, PatchSubmitted: true, Trajectory: "/out/trajectory.jsonl",
+		ApplyCommand: "git apply /out/patch.diff", BareRepo: "/srv/git/calc.git"})
+
+	// A replay calls no model: no cost per step, $0.00 spent.
+	p = &progress{w: &b, maxSteps: 75, replay: "/home/me/agentfix-runs/20260101T000000Z-00000000/trajectory.jsonl"}
+	p.start(fixStart{RunID: "20260102T030405Z-4567cdef", Model: "replay/openai/gpt-5", Sandbox: "bwrap", Repo: "/home/me/calc", RepoName: "octo/calc",
+		Head: "0ce1f11cd789aa7c1f9b3c0e6f3d2b1a00000000", Out: "/home/me/agentfix-runs/20260102T030405Z-4567cdef"})
+	p.step(steps[0])
+	p.step(steps[3])
+	p.summary(fixSummary{
+		Result: agent.Result{RunID: "20260102T030405Z-4567cdef", Status: agent.Submitted, Steps: 10,
+			Usage: agent.Usage{InputTokens: 1200, OutputTokens: 300}, CostUSD: 0.0105, Duration: 2 * time.Second},
+		Patch: "/home/me/my runs/patch.diff", PatchFiles: 1, PatchSubmitted: true, Trajectory: "/home/me/my runs/trajectory.jsonl",
+		ApplyCommand: "git -C /home/me/calc apply " + shellQuote("/home/me/my runs/patch.diff"),
+	})
 
 	got := b.String()
 	golden := filepath.Join("testdata", "progress.golden")
@@ -111,5 +128,21 @@ func TestParseIssue(t *testing.T) {
 				t.Errorf("parseIssue(%q) = %q, %q; want %q, %q", tt.text, title, body, tt.title, tt.body)
 			}
 		})
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ in, want string }{
+		{"/home/me/calc", "/home/me/calc"},
+		{"/tmp/x_1-2/a.b@c%d+e=f:g,h", "/tmp/x_1-2/a.b@c%d+e=f:g,h"},
+		{"/home/me/my runs/patch.diff", "'/home/me/my runs/patch.diff'"},
+		{"/home/me/it's/patch.diff", `'/home/me/it'\''s/patch.diff'`},
+		{"$HOME/*.diff", "'$HOME/*.diff'"},
+		{"", "''"},
+	} {
+		if got := shellQuote(tt.in); got != tt.want {
+			t.Errorf("shellQuote(%q) = %s, want %s", tt.in, got, tt.want)
+		}
 	}
 }

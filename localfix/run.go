@@ -34,7 +34,7 @@ func (r *fixRun) run(ctx context.Context) error {
 		return fmt.Errorf("bot fix: copy the repository: %w", err)
 	}
 	defer r.cleanUp("copy of the repository", wt.Remove)
-	r.p.start(fixStart{RunID: r.id, Model: r.model.Name(), Sandbox: r.sandboxKind, Repo: r.repo.dir, Head: wt.Base(),
+	r.p.start(fixStart{RunID: r.id, Model: r.model.Name(), Sandbox: r.sandboxKind, Repo: r.repo.dir, RepoName: r.task.Repo, Head: wt.Base(),
 		Out: r.out, Setup: r.setup, Test: r.test, Notes: r.notes})
 	res, runErr := r.runSession(ctx, wt)
 	if res.RunID == "" {
@@ -66,6 +66,19 @@ func (r *fixRun) sandbox(o workspace.Options) (tools.Sandbox, error) {
 	}
 	o.AllowUnsandboxed = r.allowNone
 	return r.newSandbox(r.sandboxKind, o)
+}
+
+// probeSandbox checks that the run's sandbox can run commands here, before
+// any model call.
+func (r *fixRun) probeSandbox(ctx context.Context) error {
+	if r.flags.ProbeSandbox == nil {
+		return nil
+	}
+	from := "AGENTFIX_SANDBOX_IMAGE"
+	if r.flags.Image != "" {
+		from = "--image"
+	}
+	return r.flags.ProbeSandbox(ctx, r.sandboxKind, r.image, from)
 }
 
 // runSession runs setup and the agent (package session), writing the
@@ -161,28 +174,44 @@ func (r *fixRun) finish(ctx context.Context, wt *workspace.WorkTree, res agent.R
 	}
 	sum := fixSummary{Result: res, Patch: patchPath, PatchFiles: len(touched), PatchSubmitted: submitted,
 		Trajectory: filepath.Join(r.out, TrajectoryFile)}
+	applied := false
 	if r.flags.Apply {
 		var err error
-		sum.Applied, err = r.apply(ctx, res, patch, touched, patchPath)
+		applied, sum.Applied, err = r.apply(ctx, res, patch, touched, patchPath)
 		errs = append(errs, err)
+	}
+	if patch != "" && !applied {
+		sum.ApplyCommand = r.applyCommand(patchPath)
+		if r.repo.bare {
+			sum.BareRepo = r.repo.dir
+		}
 	}
 	r.p.summary(sum)
 	return errors.Join(errs...)
 }
 
-// apply applies a submitted patch to the user's checkout and says what it
-// did.
-func (r *fixRun) apply(ctx context.Context, res agent.Result, patch string, touched []string, patchPath string) (string, error) {
+// apply applies a submitted patch to the user's checkout and says whether
+// it did and what it did.
+func (r *fixRun) apply(ctx context.Context, res agent.Result, patch string, touched []string, patchPath string) (bool, string, error) {
 	switch {
 	case res.Status != agent.Submitted:
-		return "not applied: the agent did not submit", nil
+		return false, "not applied: the agent did not submit", nil
 	case patch == "":
-		return "nothing to apply: the patch is empty", nil
+		return false, "nothing to apply: the patch is empty", nil
 	}
 	if err := r.repo.apply(ctx, patch, touched); err != nil {
-		return "not applied: " + err.Error(), fmt.Errorf("bot fix: --apply: %w (the patch is in %s)", err, patchPath)
+		return false, "not applied: " + err.Error(), fmt.Errorf("bot fix: --apply: %w (the patch is in %s)", err, patchPath)
 	}
-	return "applied to the working tree of " + r.repo.dir + " (not committed)", nil
+	return true, "applied to the working tree of " + r.repo.dir + " (not committed)", nil
+}
+
+// applyCommand is the shell command that applies the patch at patchPath to
+// the user's working tree (for a bare repository, to any checkout of it).
+func (r *fixRun) applyCommand(patchPath string) string {
+	if r.repo.bare {
+		return "git apply " + shellQuote(patchPath)
+	}
+	return "git -C " + shellQuote(r.repo.dir) + " apply " + shellQuote(patchPath)
 }
 
 // cleanUp runs remove and logs its failure.

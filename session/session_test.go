@@ -19,7 +19,7 @@ import (
 )
 
 // newRepo makes a git repository with one commit of files.
-func newRepo(t *testing.T, files map[string]string) string {
+func newRepo(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {

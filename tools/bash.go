@@ -23,7 +23,7 @@ func (e *Env) bash(ctx context.Context, command string) (agent.Observation, erro
 	if err != nil {
 		return agent.Observation{}, envErr("bash", err)
 	}
-	return agent.Observation{Output: commandOutput(res, e.opts.CommandTimeout)}, nil
+	return agent.Observation{Output: commandOutput(res, e.opts.CommandTimeout), Exit: &agent.Exit{Code: res.ExitCode, TimedOut: res.TimedOut}}, nil
 }
 
 // commandOutput is what the model sees of a command: its output, then a

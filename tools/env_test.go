@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/agentfix/agentfix/agent"
 )
 
@@ -59,6 +61,29 @@ func TestBashTool(t *testing.T) {
 	golden(t, "bash", transcript.String())
 	if _, err := os.Stat(filepath.Join(e.wt.Dir(), "ran")); !os.IsNotExist(err) {
 		t.Errorf("a refused command ran (err %v)", err)
+	}
+}
+
+// TestBashExit checks that a command's observation records how it ended,
+// and that a refused or empty command, which never ran, records nothing.
+func TestBashExit(t *testing.T) {
+	e := newTestEnv(t, func(o *Options) { o.CommandTimeout = time.Second })
+	tests := []struct {
+		command string
+		want    *agent.Exit
+	}{
+		{"true", &agent.Exit{Code: 0}},
+		{"echo '[exit code 0]'; exit 3", &agent.Exit{Code: 3}},
+		{"kill -TERM $$", &agent.Exit{Code: 128 + 15}},
+		{"sleep 100", &agent.Exit{Code: -1, TimedOut: true}},
+		{"vim calc/calc.go", nil},
+		{"  ", nil},
+	}
+	for _, tt := range tests {
+		obs := e.exec(t, call(BashTool, map[string]string{"command": tt.command}))
+		if diff := cmp.Diff(tt.want, obs.Exit); diff != "" {
+			t.Errorf("bash %q: Exit (-want +got):\n%s", tt.command, diff)
+		}
 	}
 }
 

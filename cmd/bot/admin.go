@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentfix/agentfix/admin"
 	"github.com/agentfix/agentfix/config"
+	"github.com/agentfix/agentfix/jobs"
 	"github.com/agentfix/agentfix/runs"
 )
 
@@ -30,6 +31,7 @@ func mountAdmin(r chi.Router, cfg *config.App, rdb redis.UniversalClient, log *s
 		LinkKey:      runs.LinkKey(cfg.WebhookSecret),
 		Runs:         store,
 		Redis:        rdb,
+		Queues:       []string{jobs.QueueAgent, jobs.QueueInteractive},
 		PublicURL:    cfg.PublicURL,
 		GitHubWebURL: cfg.GitHubWebURL,
 		Logger:       log,

@@ -147,7 +147,7 @@ func TestServeRunInAdmin(t *testing.T) {
 	}
 	bearer := http.Header{"Authorization": {"Bearer " + adminToken}}
 	var list string
-	for !strings.Contains(list, `">pr_opened</span>`) {
+	for !strings.Contains(list, `title="pr_opened">Pull request opened</span>`) {
 		if pastDeadline(t) {
 			t.Fatalf("no finished run in /admin/runs before the test's deadline:\n%s\n%s", list, bot.stderr.String())
 		}

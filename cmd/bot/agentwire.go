@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -44,6 +46,24 @@ func checkSandboxKind(kind string, allowUnsandboxed bool) error {
 		return configError{fmt.Errorf("AGENTFIX_ALLOW_UNSANDBOXED: the none sandbox runs the agent's commands on this machine without isolation; set AGENTFIX_ALLOW_UNSANDBOXED=true to allow it (development only)")}
 	}
 	return nil
+}
+
+// checkDocker checks, before any model call, that the docker sandbox can
+// start containers of image: the daemon answers and the image is on this
+// machine or is pulled (onPull is told first). imageVar names where the
+// image came from (AGENTFIX_SANDBOX_IMAGE, --image) and sandboxVar where
+// another sandbox is chosen; a failure is a configuration error naming
+// them, with docker's answer.
+func checkDocker(ctx context.Context, image, imageVar, sandboxVar string, onPull func(image string)) error {
+	err := workspace.CheckDocker(ctx, workspace.DockerCheck{Image: image, OnPull: onPull})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, workspace.ErrDockerImage):
+		return configError{fmt.Errorf("%s: %w; build or push it, log in to its registry (docker login), or name another image", imageVar, err)}
+	}
+	return configError{fmt.Errorf("%s %s: the docker sandbox cannot run it: %w; start Docker (or point DOCKER_HOST at it), or choose another sandbox with %s",
+		imageVar, image, err, sandboxVar)}
 }
 
 // setupEgress returns AGENTFIX_SETUP_EGRESS as its list, checked.

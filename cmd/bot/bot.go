@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/internal/logattr"
@@ -31,6 +32,11 @@ type Main struct {
 	// listens (tests listen on port 0).
 	Listening func(addr string)
 
+	// redisLog is go-redis's logger for this process, which main sets
+	// (redis.SetLogger); openRedis points it at the command's logger.
+	redisLog goRedisLog
+	// now is the clock of the Redis outage's line; nil is time.Now.
+	now     func() time.Time
 	closers []func() error
 }
 
@@ -57,6 +63,7 @@ func (m *Main) commands() map[string]command {
 		"webhook":   {"HTTP edge only: verify deliveries and enqueue tasks", m.runWebhook},
 		"worker":    {"the interactive and agent queues, with /healthz, /readyz and /metrics", m.runWorker},
 		"version":   {"print the version", m.runVersion},
+		"view":      {"serve the run page of a run directory of bot fix on this machine", m.runView},
 	}
 }
 

@@ -20,7 +20,8 @@ Runs the agent on an issue of a local repository, in a sandbox, on a
 temporary copy of the repository at HEAD; the checkout is changed only
 with --apply. The patch and the trajectory go to --out. Exit code 0 when
 the agent submitted, 1 for any other end of the run, 2 for usage or
-configuration errors.
+configuration errors. The agent is told the repository's name,
+owner/name, from the URL of its origin remote or from --repo-name.
 
 flags:
 `
@@ -56,6 +57,18 @@ func (m *Main) runFix(ctx context.Context, args []string) error {
 		}
 	}
 	o.CheckModel = func(ctx context.Context, m agent.Model) error { return checkModel(ctx, cfg, m, log) }
+	o.ProbeSandbox = func(ctx context.Context, kind, image, imageFrom string) error {
+		if kind != "docker" {
+			return nil
+		}
+		pull := func(image string) {
+			fmt.Fprintf(m.Stdout, "bot fix: pulling the sandbox image %s (not on this machine yet)\n", image)
+		}
+		if err := checkDocker(ctx, image, imageFrom, "--sandbox", pull); err != nil {
+			return configError{fmt.Errorf("bot fix: %w", err)}
+		}
+		return nil
+	}
 	return localfix.Run(ctx, o)
 }
 
@@ -69,6 +82,7 @@ func (m *Main) parseFixFlags(args []string) (*fixFlags, error) {
 	}
 	fs.StringVar(&o.Repo, "repo", "", "the git repository to fix (a checkout or a bare repository); the agent works on a copy of its HEAD")
 	fs.StringVar(&o.IssueFile, "issue-file", "", "the issue, as Markdown; an optional first line \"# Title\" is its title")
+	fs.StringVar(&o.RepoName, "repo-name", "", "the repository's name, owner/name, as the agent is told it (default: from the URL of the origin remote)")
 	fs.StringVar(&o.Model, "model", "", "provider/model, e.g. openai/gpt-5 (default $AGENTFIX_MODEL)")
 	fs.StringVar(&o.Sandbox, "sandbox", "", "bwrap, docker or none (default $AGENTFIX_SANDBOX, bwrap)")
 	fs.StringVar(&o.Image, "image", "", "the container image the agent's commands run in, over image: of "+config.RepoFile+", a devcontainer.json and $AGENTFIX_SANDBOX_IMAGE")
@@ -104,6 +118,8 @@ func (m *Main) parseFixFlags(args []string) (*fixFlags, error) {
 		return nil, usageError{"bot fix: " + strings.Join(missing, " and ") + " required (bot fix -h for help)"}
 	case o.Model != "" && o.Replay != "":
 		return nil, usageError{"bot fix: --model and --replay exclude each other: a replay plays the recorded model's replies"}
+	case o.RepoName != "" && o.IssueFile == "":
+		return nil, usageError{"bot fix: --repo-name names the repository of --issue-file's task; a replay without --issue-file keeps the recorded task"}
 	}
 	return f, nil
 }

@@ -31,6 +31,8 @@ type fakeOpenAI struct {
 	mu     sync.Mutex
 	script []fakeCall
 	bodies []fakeRequest
+	// served counts every request, the startup check of the key too.
+	served int
 }
 
 // fakeRequest is the part of a chat completion request the tests check.
@@ -79,7 +81,17 @@ func (f *fakeOpenAI) requests() []fakeRequest {
 	return append([]fakeRequest(nil), f.bodies...)
 }
 
+// calls is the number of requests the fake got, of any kind.
+func (f *fakeOpenAI) calls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.served
+}
+
 func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	f.served++
+	f.mu.Unlock()
 	if r.Method == http.MethodGet && r.URL.Path == "/v1/models" { // the startup check of the key
 		if got := r.Header.Get("Authorization"); got != "Bearer test-key" {
 			f.t.Errorf("fake OpenAI: Authorization %q, want the configured key", got)

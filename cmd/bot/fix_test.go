@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,7 +75,8 @@ instructions: Keep Add's signature.
 `
 
 // newCalcRepo makes the user's checkout: a git repository with one commit
-// and files added to calcRepo.
+// and files added to calcRepo, cloned from GitHub's octo/calc (its origin
+// remote).
 func newCalcRepo(t *testing.T, extra map[string]string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "calc")
@@ -82,7 +85,23 @@ func newCalcRepo(t *testing.T, extra map[string]string) string {
 	writeTree(t, dir, extra)
 	gitIn(t, dir, "add", "--all")
 	gitIn(t, dir, "commit", "--quiet", "-m", "calc")
+	gitIn(t, dir, "remote", "add", "origin", "git@github.com:octo/calc.git")
 	return dir
+}
+
+// told reports whether the model was told s in any message of a request.
+func told(reqs []fakeRequest, s string) bool {
+	for _, r := range reqs {
+		b, _ := json.Marshal(r.Messages)
+		var texts []struct{ Content any }
+		_ = json.Unmarshal(b, &texts)
+		for _, m := range texts {
+			if c, ok := m.Content.(string); ok && strings.Contains(c, s) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // issueFile writes the issue of the test runs.
@@ -200,10 +219,16 @@ func TestFixSubmitsReplaysAndApplies(t *testing.T) {
 	if got := reqs[4].lastContent(); !strings.Contains(got, "The repository's test command `go test ./...` passed") {
 		t.Errorf("the review lacks the result of agent-fix.yml's test command:\n%s", got)
 	}
-	for _, line := range []string{"setup       go test -count=1 -run '^$' ./...", "test        go test ./...", "step  5/75  $0.0100  submit → submitted", "ended: submitted"} {
+	for _, line := range []string{"repository  octo/calc at ", "setup       go test -count=1 -run '^$' ./...", "test        go test ./...", "step  5/75  $0.0100  submit → submitted", "ended: submitted"} {
 		if !strings.Contains(got.stdout, line) {
 			t.Errorf("stdout lacks %q", line)
 		}
+	}
+	if !told(reqs[:1], "Fix this issue in the repository octo/calc.") {
+		t.Errorf("the model was not told the repository's name of the origin remote, octo/calc")
+	}
+	if want := "\nTo apply the patch to your checkout:\n  git -C " + repo + " apply " + filepath.Join(first, "patch.diff") + "\n"; !strings.HasSuffix(got.stdout, want) {
+		t.Errorf("stdout does not end with the command that applies the patch, %q", want)
 	}
 	if st := gitIn(t, repo, "status", "--porcelain"); st != "" {
 		t.Errorf("the checkout changed without --apply:\n%s", st)
@@ -220,6 +245,20 @@ func TestFixSubmitsReplaysAndApplies(t *testing.T) {
 	if r := readTrajectory(t, filepath.Join(replayed, "trajectory.jsonl")); r.Header.Model != "replay/openai/gpt-5" || r.Result.Status != agent.Submitted {
 		t.Errorf("replay: model %q status %s, want replay/openai/gpt-5 submitted", r.Header.Model, r.Result.Status)
 	}
+	for _, line := range []string{
+		"model       replay/openai/gpt-5: a replay of " + filepath.Join(first, "trajectory.jsonl") + "; no model is called, nothing is spent\n",
+		"cost        $0.00: a replay calls no model (the recorded run: $0.0100, 4000 tokens in, 500 out, 0 cached)\n",
+		"repository  octo/calc at ",
+	} {
+		if !strings.Contains(got.stdout, line) {
+			t.Errorf("replay: stdout lacks %q", line)
+		}
+	}
+	for _, line := range strings.Split(got.stdout, "\n") {
+		if strings.HasPrefix(line, "step ") && strings.Contains(line, "  $0.") {
+			t.Errorf("replay: a step shows a cost: %q", line)
+		}
+	}
 
 	fake = newFakeOpenAI(t, fixScript()...)
 	got = runFixCmd(t, work, fake.environ(), "--repo", repo, "--issue-file", issue, "--out", filepath.Join(work, "applied"), "--cache", cache, "--apply")
@@ -232,22 +271,32 @@ func TestFixSubmitsReplaysAndApplies(t *testing.T) {
 	if head := gitIn(t, repo, "rev-list", "--count", "HEAD"); head != "1\n" {
 		t.Errorf("--apply committed: %s commits, want 1", head)
 	}
+	if strings.Contains(got.stdout, "To apply the patch") {
+		t.Errorf("--apply: the summary says how to apply the patch it applied")
+	}
 }
 
-// TestFixApplyKeepsUncommittedWork: --apply refuses a checkout with
-// uncommitted changes in a file the patch touches and leaves them alone.
+// TestFixApplyKeepsUncommittedWork: --apply takes a checkout with an
+// untracked file; when the user edits a file the patch touches during the
+// run, it refuses to apply, leaves the edit alone and ends with the
+// command that applies the patch.
 func TestFixApplyKeepsUncommittedWork(t *testing.T) {
 	t.Parallel()
 	repo := newCalcRepo(t, nil)
 	work := t.TempDir()
+	mine := calcBuggy + "\n// my uncommitted note\n"
+	edit := func() {
+		if err := os.WriteFile(filepath.Join(repo, "calc.go"), []byte(mine), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
 	fake := newFakeOpenAI(t,
-		fakeCall{tool: "str_replace_editor", args: map[string]string{"command": "str_replace", "path": "calc.go", "old_str": "a - b", "new_str": "a + b"}},
+		fakeCall{before: edit, tool: "str_replace_editor", args: map[string]string{"command": "str_replace", "path": "calc.go", "old_str": "a - b", "new_str": "a + b"}},
 		fakeCall{tool: "submit", args: map[string]string{"summary": "fixed"}},
 		fakeCall{tool: "submit", args: map[string]string{}},
 	)
-	mine := calcBuggy + "\n// my uncommitted note\n"
-	writeTree(t, repo, map[string]string{"calc.go": mine})
-	out := filepath.Join(work, "out")
+	writeTree(t, repo, map[string]string{"notes.txt": "mine\n"})
+	out := filepath.Join(work, "out dir")
 	got := runFixCmd(t, work, fake.environ(), "--repo", repo, "--issue-file", issueFile(t), "--out", out, "--apply")
 	if got.code != 1 || !strings.Contains(got.err.Error(), "uncommitted changes in calc.go, which the patch touches") {
 		t.Errorf("exit code %d, error %v; want 1 and a refusal naming calc.go", got.code, got.err)
@@ -260,6 +309,83 @@ func TestFixApplyKeepsUncommittedWork(t *testing.T) {
 	}
 	if p := readFile(t, filepath.Join(out, "patch.diff")); !strings.Contains(p, "+\treturn a + b") {
 		t.Errorf("patch.diff lacks the fix:\n%s", p)
+	}
+	if want := "\nTo apply the patch to your checkout:\n  git -C " + repo + " apply '" + filepath.Join(out, "patch.diff") + "'\n"; !strings.HasSuffix(got.stdout, want) {
+		t.Errorf("stdout does not end with the command that applies the patch, %q", want)
+	}
+}
+
+// TestFixRefusals: what bot fix refuses before any model call — --apply
+// on a checkout with uncommitted changes to tracked files, a repository
+// without a name (owner/name) — exits 2 with the messages of
+// testdata/fix_refusals.golden, and leaves nothing behind.
+func TestFixRefusals(t *testing.T) {
+	t.Parallel()
+	dirty := newCalcRepo(t, nil)
+	writeTree(t, dirty, map[string]string{"calc.go": calcFixed, "README.md": "# calc, staged\n", "untracked.txt": "x\n"})
+	gitIn(t, dirty, "add", "README.md")
+	noOrigin := newCalcRepo(t, nil)
+	gitIn(t, noOrigin, "remote", "remove", "origin")
+	gitLab := newCalcRepo(t, nil)
+	gitIn(t, gitLab, "remote", "set-url", "origin", "https://oauth2:glpat-secret@gitlab.example.com/group/sub/calc.git")
+	local := newCalcRepo(t, nil)
+	gitIn(t, local, "remote", "set-url", "origin", "/srv/git/calc.git")
+	issue := issueFile(t)
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"--apply with uncommitted changes", []string{"--repo", dirty, "--issue-file", issue, "--apply"}},
+		{"no origin remote", []string{"--repo", noOrigin, "--issue-file", issue}},
+		{"origin deeper than owner/name", []string{"--repo", gitLab, "--issue-file", issue}},
+		{"origin a local path", []string{"--repo", local, "--issue-file", issue}},
+		{"--repo-name not owner/name", []string{"--repo", noOrigin, "--issue-file", issue, "--repo-name", "calc"}},
+		{"--repo-name with a recorded task", []string{"--repo", noOrigin, "--replay", "trajectory.jsonl", "--repo-name", "octo/calc"}},
+	}
+	var b strings.Builder
+	for _, tt := range tests {
+		fake := newFakeOpenAI(t)
+		work := t.TempDir()
+		got := runFixCmd(t, work, fake.environ(), tt.args...)
+		if got.code != 2 {
+			t.Errorf("%s: exit code %d, want 2", tt.name, got.code)
+		}
+		if n := fake.calls(); n > 0 {
+			t.Errorf("%s: the model provider got %d requests, want none", tt.name, n)
+		}
+		if entries, _ := os.ReadDir(work); len(entries) > 0 {
+			t.Errorf("%s: the run left %d files in its working directory", tt.name, len(entries))
+		}
+		msg := "<nil>"
+		if got.err != nil {
+			msg = got.err.Error()
+		}
+		for path, name := range map[string]string{dirty: "$DIRTY", noOrigin: "$NO_ORIGIN", gitLab: "$GITLAB", local: "$LOCAL"} {
+			msg = strings.ReplaceAll(msg, path, name)
+		}
+		fmt.Fprintf(&b, "## %s\n%s\n\n", tt.name, msg)
+	}
+	checkGolden(t, "fix_refusals.golden", b.String())
+	if st := gitIn(t, dirty, "status", "--porcelain"); st != "M  README.md\n M calc.go\n?? untracked.txt\n" {
+		t.Errorf("the dirty checkout changed:\n%s", st)
+	}
+}
+
+// checkGolden compares got with testdata/name, which -update rewrites.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("output differs from %s (-want +got):\n%s", golden, diff)
 	}
 }
 
@@ -281,7 +407,8 @@ func TestFixStepLimit(t *testing.T) {
 		fakeCall{tool: "bash", args: map[string]string{"command": "cat $HOME/setup-net; echo agent; " + listInterfaces}},
 	)
 	got := runFixCmd(t, repo, append(fake.environ(), "AGENTFIX_MAX_STEPS=10"),
-		"--repo", ".", "--issue-file", issueFile(t), "--setup", listInterfaces+" > $HOME/setup-net", "--test", "grep -q 'a + b' calc.go")
+		"--repo", ".", "--issue-file", issueFile(t), "--setup", listInterfaces+" > $HOME/setup-net", "--test", "grep -q 'a + b' calc.go",
+		"--repo-name", "me/calc-fork")
 	if got.code != 1 {
 		t.Fatalf("exit code %d (%v), want 1", got.code, got.err)
 	}
@@ -304,6 +431,9 @@ func TestFixStepLimit(t *testing.T) {
 		t.Errorf("patch.diff lacks the fix:\n%s", p)
 	}
 	reqs := fake.requests()
+	if !told(reqs[:1], "Fix this issue in the repository me/calc-fork.") {
+		t.Errorf("the model was not told the repository's name of --repo-name, me/calc-fork")
+	}
 	if got := reqs[2].lastContent(); !strings.Contains(got, "`grep -q 'a + b' calc.go` passed") {
 		t.Errorf("the review lacks the --test command's result:\n%s", got)
 	}

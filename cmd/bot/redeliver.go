@@ -54,7 +54,7 @@ func (m *Main) runRedeliver(ctx context.Context, args []string) error {
 		printRedeliveries(m.Stdout, res)
 		return nil
 	}
-	rdb, err := m.openRedis(ctx, cfg, log, false)
+	rdb, log, err := m.openRedis(ctx, cfg, log, false)
 	if err != nil {
 		return err
 	}

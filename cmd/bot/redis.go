@@ -18,32 +18,44 @@ import (
 
 // openRedis connects to AGENTFIX_REDIS_URL, or, when it is empty and embed
 // is true (serve), starts an in-process Redis that is lost with the process.
-func (m *Main) openRedis(ctx context.Context, cfg *config.App, log *slog.Logger, embed bool) (redis.UniversalClient, error) {
+// It returns the logger the command goes on with: log, with the lines of
+// an unreachable Redis made into one a minute (redisOutage), which also
+// receives go-redis's own lines.
+func (m *Main) openRedis(ctx context.Context, cfg *config.App, log *slog.Logger, embed bool) (redis.UniversalClient, *slog.Logger, error) {
 	if cfg.RedisURL == "" {
 		if !embed {
-			return nil, configError{fmt.Errorf("AGENTFIX_REDIS_URL: required by this command (only `bot serve` embeds an in-process Redis)")}
+			return nil, nil, configError{fmt.Errorf("AGENTFIX_REDIS_URL: required by this command (only `bot serve` embeds an in-process Redis)")}
 		}
 		mr, password, err := startEmbeddedRedis()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		m.onClose(func() error { mr.Close(); return nil })
 		log.Warn("AGENTFIX_REDIS_URL is empty: using an in-process Redis; it is not durable, queued jobs and delivery claims are lost when the process stops")
 		rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), Password: password})
 		m.onClose(rdb.Close)
-		return rdb, nil
+		m.redisLog.to.Store(log)
+		return rdb, log, nil
 	}
 	opt, err := asynq.ParseRedisURI(cfg.RedisURL)
 	if err != nil {
-		return nil, configError{fmt.Errorf("AGENTFIX_REDIS_URL: %w", err)}
+		return nil, nil, configError{fmt.Errorf("AGENTFIX_REDIS_URL: %w", err)}
 	}
 	rdb, ok := opt.MakeRedisClient().(redis.UniversalClient)
 	if !ok {
-		return nil, fmt.Errorf("AGENTFIX_REDIS_URL: unsupported connection type %T", opt)
+		return nil, nil, fmt.Errorf("AGENTFIX_REDIS_URL: unsupported connection type %T", opt)
 	}
+	now := m.now
+	if now == nil {
+		now = time.Now
+	}
+	outage := newRedisOutage(log, now)
+	rdb.AddHook(outage)
+	log = slog.New(outage.Filter(log.Handler()))
+	m.redisLog.to.Store(log)
 	m.onClose(rdb.Close)
 	checkRedis(ctx, rdb, log)
-	return rdb, nil
+	return rdb, log, nil
 }
 
 // startEmbeddedRedis starts the in-process Redis of `serve` on loopback

@@ -24,7 +24,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	rdb, err := m.openRedis(ctx, cfg, log, true)
+	rdb, log, err := m.openRedis(ctx, cfg, log, true)
 	if err != nil {
 		return err
 	}

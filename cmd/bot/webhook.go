@@ -28,7 +28,7 @@ func (m *Main) runWebhook(ctx context.Context, args []string) error {
 	if cfg.SetupMode() {
 		return configError{fmt.Errorf("AGENTFIX_APP_ID: required by `bot webhook` (setup mode is served by `bot serve`)")}
 	}
-	rdb, err := m.openRedis(ctx, cfg, log, false)
+	rdb, log, err := m.openRedis(ctx, cfg, log, false)
 	if err != nil {
 		return err
 	}

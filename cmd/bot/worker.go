@@ -45,7 +45,7 @@ func (m *Main) runWorker(ctx context.Context, args []string) error {
 	if cfg.SetupMode() {
 		return configError{fmt.Errorf("AGENTFIX_APP_ID: required by `bot worker` (setup mode is served by `bot serve`)")}
 	}
-	rdb, err := m.openRedis(ctx, cfg, log, false)
+	rdb, log, err := m.openRedis(ctx, cfg, log, false)
 	if err != nil {
 		return err
 	}
@@ -76,17 +76,16 @@ func (m *Main) runWorker(ctx context.Context, args []string) error {
 // newWorker wires the worker: the GitHub App, the repository cache and run
 // records under AGENTFIX_DATA_DIR, the budgets on the shared Redis, the
 // signed run links of PR bodies (with AGENTFIX_PUBLIC_URL), and the
-// sandbox and model named by the configuration. Names that select nothing, a sandbox that cannot run here
-// and a model that cannot be built stop startup.
+// sandbox and model named by the configuration. Names that select
+// nothing, a sandbox that cannot run here (bwrap missing, no Docker daemon
+// or image) and a model that cannot be built or whose key is refused stop
+// startup, the sandbox checked before the model is called.
 func newWorker(ctx context.Context, cfg *config.App, rdb redis.UniversalClient, reg *prometheus.Registry, log *slog.Logger) (*worker.Worker, error) {
 	if cfg.Model == "" {
 		return nil, configError{errors.New("AGENTFIX_MODEL: required by the worker, e.g. openai/gpt-5 or anthropic/claude-sonnet-4-5")}
 	}
 	model, err := newModel(cfg, cfg.Model, log, nil)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkModel(ctx, cfg, model, log); err != nil {
 		return nil, err
 	}
 	modelErrors := prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -106,6 +105,15 @@ func newWorker(ctx context.Context, cfg *config.App, rdb redis.UniversalClient, 
 	}
 	sandbox := workerSandbox(cfg, egress, limits.Cgroups)
 	if err := probeSandbox(sandbox); err != nil {
+		return nil, err
+	}
+	if cfg.Sandbox == "docker" {
+		pull := func(image string) { log.Info("pulling the sandbox image (not on this machine yet)", "image", image) }
+		if err := checkDocker(ctx, cfg.SandboxImage, "AGENTFIX_SANDBOX_IMAGE", "AGENTFIX_SANDBOX", pull); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkModel(ctx, cfg, model, log); err != nil {
 		return nil, err
 	}
 	key, err := cfg.PrivateKeyPEM()
