@@ -2,7 +2,6 @@ package worker
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,8 +19,6 @@ import (
 // End to end, automatic rounds: the webhook edge, the worker, the fake
 // GitHub with its check suites, Actions jobs and logs, a scripted model
 // and the real sandbox.
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // wrongCalc is calc.go as the bot's first, wrong, fix left it.
 var wrongCalc = strings.Replace(hFiles["calc.go"], "a - b", "a * b", 1)
@@ -151,7 +148,7 @@ func (h *harness) golden(name, text string) {
 	h.t.Helper()
 	got := h.normalize(text)
 	path := filepath.Join("testdata", name+".golden")
-	if *update {
+	if *updateGolden { // proof_test.go's -update
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			h.t.Fatal(err)
 		}
