@@ -197,8 +197,12 @@ func target(m runs.Meta) string {
 	if m.Number <= 0 {
 		return "–"
 	}
-	if m.Kind == "revise" {
+	if onPR(m.Kind) {
 		return "PR #" + itoa(m.Number)
 	}
 	return "issue #" + itoa(m.Number)
 }
+
+// onPR reports whether a run of kind works on a pull request: a revise
+// round, or an automatic ci or conflict round.
+func onPR(kind string) bool { return kind == "revise" || kind == "ci" || kind == "conflict" }

@@ -232,7 +232,7 @@ func targetURL(webURL string, m runs.Meta) string {
 		return ""
 	}
 	kind := "issues"
-	if m.Kind == "revise" {
+	if onPR(m.Kind) {
 		kind = "pull"
 	}
 	return webURL + m.Repo + "/" + kind + "/" + itoa(m.Number)

@@ -145,6 +145,9 @@ func TestFormat(t *testing.T) {
 		{when(t0.In(time.FixedZone("X", 3600))), "2025-01-02 15:04:05 UTC"},
 		{targetURL("https://github.com/", runs.Meta{Kind: "revise", Repo: "o/r", Number: 3}), "https://github.com/o/r/pull/3"},
 		{targetURL("", runs.Meta{Kind: "fix", Repo: "o/r", Number: 3}), ""},
+		{targetURL("https://github.com/", runs.Meta{Kind: "ci", Repo: "o/r", Number: 3}), "https://github.com/o/r/pull/3"},
+		{targetURL("https://github.com/", runs.Meta{Kind: "conflict", Repo: "o/r", Number: 3}), "https://github.com/o/r/pull/3"},
+		{target(runs.Meta{Kind: "ci", Number: 3}), "PR #3"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

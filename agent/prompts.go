@@ -144,7 +144,9 @@ func (p *Prompts) check() error {
 	task := Task{Repo: "o/r", Issue: 1, Title: "t", Body: "b", Instructions: "i", Notes: "n",
 		RepoInstructions: &InstructionsFile{Path: "AGENTS.md", Text: "a"},
 		Revision: &Revision{PR: 2, Diff: "d", ReviewAuthor: "a", ReviewBody: "r",
-			Comments: []ReviewComment{{Author: "a", Path: "p", Line: 1, DiffHunk: "h", Body: "c"}}}}
+			Comments: []ReviewComment{{Author: "a", Path: "p", Line: 1, DiffHunk: "h", Body: "c"}},
+			Checks:   []FailedCheck{{Name: "n", App: "a", Conclusion: "failure", PreExisting: true, Report: "r"}}, Flaky: []string{"f"},
+			Conflict: &Conflict{Base: "main", BaseHead: "b", Head: "h", Files: []ConflictFile{{Path: "p", Ours: "o", Theirs: "t"}}}}}
 	var errs []error
 	for _, mode := range []bool{false, true} {
 		sd := SystemData{Workspace: Workspace, TextMode: mode, Tools: tools, MaxSteps: 75, MaxDuration: time.Hour,
@@ -194,6 +196,13 @@ func (p *Prompts) renderInstance(t Task) (string, error) {
 		for i, c := range r.Comments {
 			c.Body = SanitizeText(c.Body)
 			rc.Comments[i] = c
+		}
+		// What checks reported is tools' output, not markdown: only its
+		// invisible characters go.
+		rc.Checks = make([]FailedCheck, len(r.Checks))
+		for i, c := range r.Checks {
+			c.Report = stripInvisible(c.Report)
+			rc.Checks[i] = c
 		}
 		t.Revision = &rc
 	}

@@ -66,6 +66,24 @@ func TestPromptsGolden(t *testing.T) {
 			Body:     "Use ```fmt.Errorf``` here ![x](y.png)",
 		}},
 	}
+	ci := issue
+	ci.Revision = &Revision{
+		PR:   43,
+		Diff: revision.Revision.Diff,
+		Checks: []FailedCheck{
+			{Name: "test", App: "GitHub Actions", Conclusion: "failure",
+				Report: "Failed step: go test ./...\n--- FAIL: TestParse (0.00s)\n    parse_test.go:9: Parse(\"\") = nil, want ErrEmpty\u200b\n```\nFAIL"},
+			{Name: "lint", App: "Other CI", Conclusion: "timed_out", PreExisting: true, Report: "Annotations:\nvendor/x.go:3: line too long"},
+		},
+		Flaky: []string{"e2e (GitHub Actions)"},
+	}
+	conflict := issue
+	conflict.Revision = &Revision{
+		PR:   43,
+		Diff: revision.Revision.Diff,
+		Conflict: &Conflict{Base: "main", BaseHead: "1111111111111111111111111111111111111111", Head: "2222222222222222222222222222222222222222",
+			Files: []ConflictFile{{Path: "parse.go", Ours: "@@ -1 +1 @@\n-a\n+b\n", Theirs: "@@ -1 +1 @@\n-a\n+c\n"}, {Path: "README.md", Theirs: "@@ -1 +1 @@\n-x\n+y\n"}}},
+	}
 	fe := FormatErrorData{Error: `unknown tool "python"`, Tools: goldenTools, Count: 1, Max: 3}
 	feText := fe
 	feText.TextMode, feText.Error = true, "found 2 bash blocks, want exactly one"
@@ -83,6 +101,16 @@ func TestPromptsGolden(t *testing.T) {
 		{"instance_issue", func() (string, error) { return p.renderInstance(issue) }},
 		{"instance_instructions", func() (string, error) { return p.renderInstance(withFile) }},
 		{"instance_revision", func() (string, error) { return p.renderInstance(revision) }},
+		{"instance_ci", func() (string, error) { return p.renderInstance(ci) }},
+		{"instance_conflict", func() (string, error) { return p.renderInstance(conflict) }},
+		{"instance_conflict_clean", func() (string, error) {
+			clean := conflict
+			rc := *conflict.Revision
+			cc := *rc.Conflict
+			cc.Files, rc.Conflict = nil, &cc
+			clean.Revision = &rc
+			return p.renderInstance(clean)
+		}},
 		{"observation_cut", func() (string, error) {
 			return p.renderObservation(ObservationData{Output: strings.Repeat("head line\n", 30) + strings.Repeat("tail line\n", 30), Cap: 200})
 		}},

@@ -65,6 +65,54 @@ type Revision struct {
 	ReviewAuthor string          `json:"review_author,omitempty"`
 	ReviewBody   string          `json:"review_body,omitempty"`
 	Comments     []ReviewComment `json:"comments,omitempty"`
+	// Checks are the checks that failed on the pull request's head, for
+	// a round that fixes them (none for other rounds).
+	Checks []FailedCheck `json:"checks,omitempty"`
+	// Flaky names the checks that failed on the head and passed when they
+	// were re-run: the round leaves them alone.
+	Flaky []string `json:"flaky,omitempty"`
+	// Conflict is set for a round that resolves the pull request's merge
+	// conflicts with its base branch.
+	Conflict *Conflict `json:"conflict,omitempty"`
+}
+
+// FailedCheck is a check that failed on the pull request's head.
+type FailedCheck struct {
+	Name string `json:"name"`
+	// App is the App that ran it ("GitHub Actions", another CI's name).
+	App string `json:"app,omitempty"`
+	// Conclusion is GitHub's: failure, timed_out or startup_failure.
+	Conclusion string `json:"conclusion"`
+	// PreExisting is set when the check fails on the base branch's head
+	// too: the pull request did not cause it, and the prompt says not to
+	// chase it.
+	PreExisting bool `json:"pre_existing,omitempty"`
+	// Report is what the check said, as the caller gathered it (its
+	// output, its annotations, the lines around the errors of its failed
+	// steps' log); the prompt quotes it.
+	Report string `json:"report"`
+}
+
+// Conflict is a merge of the base branch into the pull request's branch
+// that GitHub found does not merge: the working copy holds the merge, with
+// conflict markers in Files (none when git merged it cleanly, and the
+// merged code is what needs fixing).
+type Conflict struct {
+	// Base is the base branch and BaseHead the commit merged.
+	Base     string `json:"base"`
+	BaseHead string `json:"base_head"`
+	// Head is the pull request's head commit, the merge's first side.
+	Head  string         `json:"head"`
+	Files []ConflictFile `json:"files"`
+}
+
+// ConflictFile is a file both sides of a merge changed.
+type ConflictFile struct {
+	Path string `json:"path"`
+	// Ours and Theirs are the pull request's and the base branch's
+	// changes to the file since the merge base, as diffs (possibly cut).
+	Ours   string `json:"ours,omitempty"`
+	Theirs string `json:"theirs,omitempty"`
 }
 
 // ReviewComment is one inline review comment on the pull request's diff.
@@ -93,6 +141,9 @@ func (t Task) validate() error {
 	}
 	if r := t.Revision; r != nil && r.PR <= 0 {
 		errs = append(errs, fmt.Errorf("revision pull request number %d is not positive", r.PR))
+	}
+	if r := t.Revision; r != nil && r.Conflict != nil && r.Conflict.Base == "" {
+		errs = append(errs, errors.New("conflict without its base branch"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("invalid task: %w", err)

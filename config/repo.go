@@ -70,6 +70,10 @@ type RepoSettings struct {
 	Labels []string `yaml:"labels"`
 	// TestPolicy says what the bot's pull requests must prove with tests.
 	TestPolicy TestPolicy `yaml:"test_policy"`
+	// CI is how the bot keeps its own pull requests green: rounds started
+	// by failing checks and by conflicts with the base branch (the ci
+	// key; see CISettings).
+	CI CISettings `yaml:"ci"`
 
 	// Sources names the files the configuration was read from, the base
 	// first, as "owner/repo:path" (empty when no file applied).
@@ -85,7 +89,7 @@ type TestPolicy struct {
 
 // DefaultRepo returns the configuration of a repository without a file.
 func DefaultRepo() RepoSettings {
-	return RepoSettings{BranchPrefix: DefaultBranchPrefix}
+	return RepoSettings{BranchPrefix: DefaultBranchPrefix, CI: DefaultCI()}
 }
 
 // ParseRepo decodes one RepoFile on its own, over DefaultRepo: unknown

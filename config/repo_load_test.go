@@ -98,6 +98,14 @@ func TestLoadRepo(t *testing.T) {
 			wantReads: []string{own, org},
 		},
 		{
+			name:  "ci keys of the repository override the base's one by one",
+			files: map[string]string{own: "_extends: .github\nci:\n  max_rounds: 1\n", org: "ci:\n  enabled: false\n  rerun_failed: true\n  max_rounds: 4\n"},
+			want: with(func(r *RepoSettings) {
+				r.Extends, r.CI, r.Sources = ".github", CISettings{Enabled: false, RerunFailed: true, MaxRounds: 1}, []string{org, own}
+			}),
+			wantReads: []string{own, org},
+		},
+		{
 			name: "_extends another repository of the owner",
 			files: map[string]string{
 				own:                       "_extends: shared\n",

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -96,6 +97,7 @@ var repoKeys = []repoKey{
 	{"test_policy", func(r *RepoSettings, n *yaml.Node) error {
 		return testPolicy(&r.TestPolicy, n)
 	}},
+	{"ci", func(r *RepoSettings, n *yaml.Node) error { return r.CI.set(n) }},
 }
 
 // testPolicy reads test_policy: a mapping whose one key, regression, is
@@ -235,6 +237,13 @@ func (f *repoFileDoc) parseKeys(root *yaml.Node, owner string) []RepoProblem {
 			continue
 		}
 		if err := key.set(&scratch, v); err != nil {
+			var several subKeyProblems
+			if errors.As(err, &several) {
+				for _, p := range several {
+					add(lineOf(p, v), k.Value, p.Error())
+				}
+				continue
+			}
 			add(lineOf(err, v), k.Value, err.Error())
 			continue
 		}

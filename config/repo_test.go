@@ -85,6 +85,11 @@ func TestParseRepoValid(t *testing.T) {
 		{"labels", "labels: [bot, \"needs review\"]\n", with(func(r *RepoSettings) { r.Labels = []string{"bot", "needs review"} })},
 		{"_extends kept unresolved", "_extends: .github\ntest: make\n", with(func(r *RepoSettings) { r.Extends, r.Test = ".github", "make" })},
 		{"anchor and alias", "setup: [&t make test]\ntest: *t\n", with(func(r *RepoSettings) { r.Setup, r.Test = []string{"make test"}, "make test" })},
+		{"ci defaults", "test: make\n", with(func(r *RepoSettings) { r.Test = "make"; r.CI = CISettings{Enabled: true, MaxRounds: 2} })},
+		{"ci off", "ci: {enabled: false}\n", with(func(r *RepoSettings) { r.CI.Enabled = false })},
+		{"ci rerun keeps the other defaults", "ci:\n  rerun_failed: true\n", with(func(r *RepoSettings) { r.CI.RerunFailed = true })},
+		{"ci every key", "ci:\n  enabled: true\n  rerun_failed: true\n  max_rounds: 5\n", with(func(r *RepoSettings) { r.CI = CISettings{Enabled: true, RerunFailed: true, MaxRounds: 5} })},
+		{"ci empty mapping", "ci: {}\n", def},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,6 +177,22 @@ func TestParseRepoInvalid(t *testing.T) {
 		{"_extends not yaml", "_extends: base:config.json\n", []string{f + ":1: _extends: must be repo, owner/repo or owner/repo:path/to/file.yml (the path must end in .yml or .yaml), got \"base:config.json\""}},
 		{"_extends bad owner", "_extends: a_b/base\n", []string{f + ":1: _extends: must be repo, owner/repo or owner/repo:path/to/file.yml (the owner is not a GitHub login), got \"a_b/base\""}},
 		{"_extends bad repo", "_extends: acme/a/b\n", []string{f + ":1: _extends: must be repo, owner/repo or owner/repo:path/to/file.yml (the repository name is not valid), got \"acme/a/b\""}},
+		{"ci not a mapping", "ci: false\n", []string{f + ":1: ci: must be a mapping of enabled, rerun_failed, max_rounds, like `ci: {enabled: false}`; got the boolean false"}},
+		{"ci unknown key close to one", "ci:\n  max_round: 3\n", []string{f + ":2: ci: max_round: unknown key of ci; did you mean max_rounds?"}},
+		{"ci unknown key", "ci:\n  colour: blue\n", []string{f + ":2: ci: colour: unknown key of ci; its keys are enabled, rerun_failed, max_rounds"}},
+		{"ci max_rounds zero", "ci: {max_rounds: 0}\n", []string{f + ":1: ci: max_rounds: must be a positive integer, got the number 0"}},
+		{"ci max_rounds too many", "ci: {max_rounds: 11}\n", []string{f + ":1: ci: max_rounds: is 11; the most is 10"}},
+		{"ci enabled quoted", "ci:\n  enabled: \"no\"\n", []string{f + ":2: ci: enabled: must be true or false, got the text \"no\""}},
+		{"ci key twice", "ci:\n  enabled: true\n  enabled: false\n", []string{f + ":3: ci: enabled: given twice (first on line 2)"}},
+		{
+			"ci every problem at once",
+			"ci:\n  enabled: maybe\n  rerun_failed: 1\n  max_rounds: many\n",
+			[]string{
+				f + ":2: ci: enabled: must be true or false, got the text \"maybe\"",
+				f + ":3: ci: rerun_failed: must be true or false, got the number 1",
+				f + ":4: ci: max_rounds: must be a positive integer, got the text \"many\"",
+			},
+		},
 		{
 			"every problem at once",
 			"max_steps: many\ndraft: maybe\nfoo: 1\n",
@@ -212,6 +233,10 @@ branch_prefix: "my bot/"
 labels: bot
 model: gpt-5
 instructions: [be careful]
+ci:
+  enabled: "off"
+  rerun: true
+  max_rounds: 20
 extends: .github
 tset: npm run check
 `

@@ -274,6 +274,7 @@ func TestPullRequests(t *testing.T) {
 		t.Fatalf("FindPR before opening = %v, %v; want none", ok, err)
 	}
 	head := e.f.Commit(widgetName, branch, map[string]string{"fix.txt": "fixed\n"}, "Fix")
+	baseHead, _ := e.f.Branch(widgetName, "main")
 	// A pull request by someone else from the same branch name elsewhere
 	// is not the bot's.
 	e.f.Commit(widgetName, "alice-branch", map[string]string{"x.txt": "x\n"}, "x")
@@ -286,7 +287,7 @@ func TestPullRequests(t *testing.T) {
 	want := ghapp.PullRequest{
 		Number: pr.Number, Title: "Fix #1: crash", Body: "Fixes #1", State: "open", Draft: true,
 		Author: e.f.BotLogin(), HTMLURL: fmt.Sprintf("%s/acme/widget/pull/%d", e.f.URL(), pr.Number),
-		Head: branch, HeadSHA: head, HeadRepo: "acme/widget", Base: "main",
+		Head: branch, HeadSHA: head, HeadRepo: "acme/widget", Base: "main", BaseSHA: baseHead,
 	}
 	if diff := cmp.Diff(want, pr); diff != "" {
 		t.Errorf("CreatePR (-want +got):\n%s", diff)
@@ -312,6 +313,9 @@ func TestPullRequests(t *testing.T) {
 	}
 	if got.Title != title || got.Body != body || !cmp.Equal(got.RequestedReviewers, []string{"alice"}) {
 		t.Errorf("PR after update = %+v, want the new title, body and reviewer alice", got)
+	}
+	if got.Mergeable == nil || !*got.Mergeable || got.MergeableState != "clean" {
+		t.Errorf("PR mergeable = %v, %q; want true, clean (a single PR's read computes it)", got.Mergeable, got.MergeableState)
 	}
 	if err := e.client.RequestReviewers(ctx, widget, pr.Number, "stranger"); ghapp.HTTPStatus(err) != http.StatusUnprocessableEntity {
 		t.Errorf("RequestReviewers(stranger): err = %v, want 422", err)
@@ -548,9 +552,9 @@ func TestCheckRuns(t *testing.T) {
 	want := []ghfake.CheckRun{{
 		ID: cr.ID, Name: "agentfix", HeadSHA: sha, Status: "completed", Conclusion: "success", ExternalID: "run-1",
 		DetailsURL: "https://bot.example/runs/run-1", Title: "Pull request opened", Summary: "#5", Text: "details",
-		AppID: e.f.AppID(), Updates: 1,
+		AppID: e.f.AppID(), AppSlug: e.f.AppSlug(), AppName: e.f.AppSlug(), Updates: 1,
 	}}
-	if diff := cmp.Diff(want, runs, cmpopts.IgnoreFields(ghfake.CheckRun{}, "StartedAt", "CompletedAt")); diff != "" {
+	if diff := cmp.Diff(want, runs, cmpopts.IgnoreFields(ghfake.CheckRun{}, "StartedAt", "CompletedAt", "SuiteID")); diff != "" {
 		t.Errorf("check runs (-want +got):\n%s", diff)
 	}
 	if _, err := e.client.CreateCheckRun(ctx, widget, ghapp.NewCheckRun{Name: "agentfix", HeadSHA: strings.Repeat("0", 40)}); ghapp.HTTPStatus(err) != http.StatusUnprocessableEntity {

@@ -41,6 +41,10 @@ type manifestOptions struct {
 	// Workflows adds workflows: write, without which GitHub refuses pushes
 	// that change .github/workflows/.
 	Workflows bool
+	// Actions raises actions: read to actions: write, with which the bot
+	// re-runs failed GitHub Actions jobs before it works on them
+	// (ci.rerun_failed in a repository's config).
+	Actions bool
 }
 
 // permission is one permission the App asks for, and why.
@@ -51,23 +55,27 @@ type permission struct {
 }
 
 // permissions lists what the App may ask for: the required ones, then the
-// optional ones (DESIGN.md §4, §9).
+// optional ones (DESIGN.md §4, §9). An optional permission may raise a
+// required one of the same name (actions: read to write).
 func permissions() []permission {
 	return []permission{
 		{Name: "contents", Access: "write", Why: "clone repositories and push the fix branches"},
 		{Name: "issues", Access: "write", Why: "read issues, react, and post and edit the status comment"},
 		{Name: "pull_requests", Access: "write", Why: "open and update pull requests, request reviews and reply to reviews"},
-		{Name: "checks", Access: "write", Why: "report each job as the agentfix check run"},
+		{Name: "checks", Access: "write", Why: "report each job as the agentfix check run, and read the checks of its pull requests to fix those that fail"},
+		{Name: "actions", Access: "read", Why: "read the logs of the GitHub Actions jobs that fail on its pull requests"},
 		{Name: "metadata", Access: "read", Why: "required by GitHub for every App"},
 		{Name: "members", Access: "read", Why: "check allowed_teams of a repository's .github/agent-fix.yml", Optional: true},
 		{Name: "workflows", Access: "write", Why: "push changes to .github/workflows/, which repositories must also allow; workflows on the bot's branch run with the repository's secrets", Optional: true},
+		{Name: "actions", Access: "write", Why: "re-run failed GitHub Actions jobs of its pull requests once before working on them, where a repository asks for it (ci.rerun_failed), to tell flaky checks from broken ones", Optional: true},
 	}
 }
 
 // events lists the webhook events the App subscribes to; installation events
-// arrive without subscribing.
+// arrive without subscribing. check_suite and check_run tell the bot its
+// pull requests' checks completed, push that a default branch moved.
 func events() []string {
-	return []string{"issues", "issue_comment", "pull_request_review", "pull_request_review_comment"}
+	return []string{"issues", "issue_comment", "pull_request_review", "pull_request_review_comment", "check_suite", "check_run", "push"}
 }
 
 // newManifest returns the manifest of the App o describes.
@@ -75,7 +83,7 @@ func newManifest(o manifestOptions) appManifest {
 	perms := map[string]string{}
 	for _, p := range permissions() {
 		switch {
-		case !p.Optional, p.Name == "members" && o.Members, p.Name == "workflows" && o.Workflows:
+		case !p.Optional, p.Name == "members" && o.Members, p.Name == "workflows" && o.Workflows, p.Name == "actions" && o.Actions:
 			perms[p.Name] = p.Access
 		}
 	}

@@ -38,7 +38,7 @@ func TestDeployManifestMatches(t *testing.T) {
 }
 
 func TestManifestPermissions(t *testing.T) {
-	required := map[string]string{"contents": "write", "issues": "write", "pull_requests": "write", "checks": "write", "metadata": "read"}
+	required := map[string]string{"contents": "write", "issues": "write", "pull_requests": "write", "checks": "write", "actions": "read", "metadata": "read"}
 	with := func(extra map[string]string) map[string]string {
 		m := map[string]string{}
 		for k, v := range required {
@@ -58,6 +58,7 @@ func TestManifestPermissions(t *testing.T) {
 		{"members", manifestOptions{Members: true}, with(map[string]string{"members": "read"})},
 		{"workflows", manifestOptions{Workflows: true}, with(map[string]string{"workflows": "write"})},
 		{"both", manifestOptions{Members: true, Workflows: true}, with(map[string]string{"members": "read", "workflows": "write"})},
+		{"actions: write raises actions: read", manifestOptions{Actions: true}, with(map[string]string{"actions": "write"})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,7 +74,7 @@ func TestManifestPermissions(t *testing.T) {
 			if m.Public || !m.HookAttributes.Active {
 				t.Errorf("public = %v, hook active = %v; want a private App with an active webhook", m.Public, m.HookAttributes.Active)
 			}
-			if diff := cmp.Diff([]string{"issues", "issue_comment", "pull_request_review", "pull_request_review_comment"}, m.DefaultEvents); diff != "" {
+			if diff := cmp.Diff([]string{"issues", "issue_comment", "pull_request_review", "pull_request_review_comment", "check_suite", "check_run", "push"}, m.DefaultEvents); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 		})

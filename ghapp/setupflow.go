@@ -77,9 +77,10 @@ type SetupOptions struct {
 //
 //  1. GET /setup shows a form: the App's name (agentfix-<random> by
 //     default), a personal account or an organization, and the optional
-//     permissions (members: read, workflows: write; both off by default, as
-//     the bot works without them and workflows: write lets the bot's
-//     branches change CI that runs with the repository's secrets).
+//     permissions (members: read, workflows: write, actions: write; all
+//     off by default, as the bot works without them, workflows: write lets
+//     the bot's branches change CI that runs with the repository's secrets,
+//     and actions: write lets it re-run jobs).
 //  2. POST /setup (same origin only) shows the manifest and a button that
 //     posts it to GitHub's "new App" page of that account, with a fresh
 //     state: 32 random bytes, also set as an HttpOnly, SameSite=Lax cookie
@@ -239,7 +240,7 @@ func (s *Setup) serveReview(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, "Bad request", err.Error(), false)
 		return
 	}
-	manifest, err := newManifest(manifestOptions{Name: c.Name, BaseURL: base, Members: c.Members, Workflows: c.Workflows}).encode()
+	manifest, err := newManifest(manifestOptions{Name: c.Name, BaseURL: base, Members: c.Members, Workflows: c.Workflows, Actions: c.Actions}).encode()
 	if err != nil {
 		s.fail(w, http.StatusInternalServerError, "Setup failed", err.Error(), true)
 		return
@@ -435,8 +436,8 @@ const (
 
 // choices are what the form asks.
 type choices struct {
-	Name, Owner, Org   string
-	Members, Workflows bool
+	Name, Owner, Org            string
+	Members, Workflows, Actions bool
 }
 
 func readChoices(f url.Values) choices {
@@ -446,6 +447,7 @@ func readChoices(f url.Values) choices {
 		Org:       strings.TrimSpace(f.Get("org")),
 		Members:   f.Get("members") == "on",
 		Workflows: f.Get("workflows") == "on",
+		Actions:   f.Get("actions") == "on",
 	}
 }
 

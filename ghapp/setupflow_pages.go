@@ -73,7 +73,7 @@ func (s *Setup) showForm(w http.ResponseWriter, r *http.Request, status int, c c
 		Notes:       s.notes(base, browser),
 		MaxName:     maxAppName,
 		Permissions: permissions(),
-		Chosen:      map[string]bool{"members": c.Members, "workflows": c.Workflows},
+		Chosen:      map[string]bool{"members": c.Members, "workflows": c.Workflows, "actions": c.Actions},
 		Events:      events(),
 		WebhookURL:  base + "/webhook",
 		CallbackURL: base + "/setup/callback",

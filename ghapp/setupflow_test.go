@@ -183,7 +183,7 @@ func TestSetupFlow(t *testing.T) {
 	if p := e.get(t, "/setup"); p.code != http.StatusOK || !strings.Contains(p.body, `<form method="post" action="/setup">`) {
 		t.Fatalf("GET /setup = %d, want 200 with the form:\n%s", p.code, p.body)
 	}
-	action, state, manifest := e.review(t, url.Values{"name": {"my-fixer"}, "owner": {"personal"}, "members": {"on"}})
+	action, state, manifest := e.review(t, url.Values{"name": {"my-fixer"}, "owner": {"personal"}, "members": {"on"}, "actions": {"on"}})
 	if got, want := action.Scheme+"://"+action.Host+action.Path, "https://github.example/settings/apps/new"; got != want {
 		t.Errorf("form action = %s, want %s", got, want)
 	}
@@ -195,6 +195,9 @@ func TestSetupFlow(t *testing.T) {
 	}
 	if manifest.Name != "my-fixer" || manifest.DefaultPermissions["members"] != "read" || manifest.DefaultPermissions["workflows"] != "" {
 		t.Errorf("manifest name %q, members %q, workflows %q; want my-fixer, read, none", manifest.Name, manifest.DefaultPermissions["members"], manifest.DefaultPermissions["workflows"])
+	}
+	if got := manifest.DefaultPermissions["actions"]; got != "write" {
+		t.Errorf("manifest actions %q, want write (the box was ticked)", got)
 	}
 
 	conv := e.f.AddManifestCode("code-1")

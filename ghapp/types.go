@@ -70,9 +70,18 @@ type PullRequest struct {
 	// Head is the branch name and HeadSHA its commit; HeadRepo is the
 	// "owner/name" the branch lives in.
 	Head, HeadSHA, HeadRepo string
-	// Base is the branch the pull request merges into.
-	Base               string
+	// Base is the branch the pull request merges into, and BaseSHA the
+	// commit GitHub last compared it with.
+	Base, BaseSHA      string
 	RequestedReviewers []string
+	// Mergeable is whether GitHub found the pull request mergeable, nil
+	// while it has not computed that yet (it does so in the background,
+	// after the head or base moved; reading the pull request starts it).
+	// MergeableState is GitHub's word for it: "dirty" when it conflicts
+	// with its base, "clean", "behind", "blocked", "unstable", "draft",
+	// "has_hooks", or "unknown" while it is computed.
+	Mergeable      *bool
+	MergeableState string
 }
 
 // NewPullRequest is what CreatePR opens. Head is a branch of the same
@@ -122,7 +131,8 @@ type Repository struct {
 	Archived bool
 }
 
-// CheckRun is a check run of the App.
+// CheckRun is a check run: one of the App's, or any App's on a commit
+// (ListCheckRuns).
 type CheckRun struct {
 	ID         int64
 	Name       string
@@ -131,6 +141,18 @@ type CheckRun struct {
 	Conclusion string
 	ExternalID string
 	HTMLURL    string
+	DetailsURL string
+	// SuiteID is its check suite.
+	SuiteID int64
+	// AppID, AppSlug and AppName are the App that made it; GitHub
+	// Actions' slug is ActionsAppSlug, and then ID is the job's id.
+	AppID            int64
+	AppSlug, AppName string
+	// Title, Summary and Text are its output; Annotations counts the
+	// annotations it has.
+	Title, Summary, Text   string
+	Annotations            int
+	StartedAt, CompletedAt time.Time
 }
 
 // NewCheckRun is what CreateCheckRun creates. ExternalID (the run id) makes
@@ -201,18 +223,21 @@ func toComment(c *github.IssueComment) Comment {
 
 func toPullRequest(p *github.PullRequest) PullRequest {
 	out := PullRequest{
-		Number:   p.GetNumber(),
-		Title:    p.GetTitle(),
-		Body:     p.GetBody(),
-		State:    p.GetState(),
-		Draft:    p.GetDraft(),
-		Merged:   p.GetMerged(),
-		Author:   p.GetUser().GetLogin(),
-		HTMLURL:  p.GetHTMLURL(),
-		Head:     p.GetHead().GetRef(),
-		HeadSHA:  p.GetHead().GetSHA(),
-		HeadRepo: p.GetHead().GetRepo().GetFullName(),
-		Base:     p.GetBase().GetRef(),
+		Number:         p.GetNumber(),
+		Title:          p.GetTitle(),
+		Body:           p.GetBody(),
+		State:          p.GetState(),
+		Draft:          p.GetDraft(),
+		Merged:         p.GetMerged(),
+		Author:         p.GetUser().GetLogin(),
+		HTMLURL:        p.GetHTMLURL(),
+		Head:           p.GetHead().GetRef(),
+		HeadSHA:        p.GetHead().GetSHA(),
+		HeadRepo:       p.GetHead().GetRepo().GetFullName(),
+		Base:           p.GetBase().GetRef(),
+		BaseSHA:        p.GetBase().GetSHA(),
+		Mergeable:      p.Mergeable,
+		MergeableState: p.GetMergeableState(),
 	}
 	for _, u := range p.RequestedReviewers {
 		out.RequestedReviewers = append(out.RequestedReviewers, u.GetLogin())
@@ -253,13 +278,24 @@ func toRepository(r *github.Repository) Repository {
 
 func toCheckRun(r *github.CheckRun) CheckRun {
 	return CheckRun{
-		ID:         r.GetID(),
-		Name:       r.GetName(),
-		HeadSHA:    r.GetHeadSHA(),
-		Status:     r.GetStatus(),
-		Conclusion: r.GetConclusion(),
-		ExternalID: r.GetExternalID(),
-		HTMLURL:    r.GetHTMLURL(),
+		ID:          r.GetID(),
+		Name:        r.GetName(),
+		HeadSHA:     r.GetHeadSHA(),
+		Status:      r.GetStatus(),
+		Conclusion:  r.GetConclusion(),
+		ExternalID:  r.GetExternalID(),
+		HTMLURL:     r.GetHTMLURL(),
+		DetailsURL:  r.GetDetailsURL(),
+		SuiteID:     r.GetCheckSuite().GetID(),
+		AppID:       r.GetApp().GetID(),
+		AppSlug:     r.GetApp().GetSlug(),
+		AppName:     r.GetApp().GetName(),
+		Title:       r.GetOutput().GetTitle(),
+		Summary:     r.GetOutput().GetSummary(),
+		Text:        r.GetOutput().GetText(),
+		Annotations: r.GetOutput().GetAnnotationsCount(),
+		StartedAt:   r.GetStartedAt().Time,
+		CompletedAt: r.GetCompletedAt().Time,
 	}
 }
 

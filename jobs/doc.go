@@ -5,6 +5,7 @@
 // Every accepted trigger delivery becomes one task notice:<delivery-id> on
 // the interactive queue (it acknowledges and replies) and, when it starts
 // work, one agent task fix:owner/repo#N or revise:owner/repo#PR on the agent
-// queue. The consumers live in jobs/worker. This package is a leaf: it
+// queue. The checks and pushes GitHub reports become tasks of the bot's
+// automatic rounds (ci.go). The consumers live in jobs/worker. This package is a leaf: it
 // imports no other package of the project, and nothing of GitHub.
 package jobs

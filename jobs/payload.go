@@ -177,7 +177,7 @@ type Cancel struct {
 
 // Payload is the set of task payload types.
 type Payload interface {
-	FixIssue | RevisePR | Notice | Cancel | FollowUp
+	FixIssue | RevisePR | Notice | Cancel | FollowUp | ChecksDone | BaseMoved | FixChecks | ResolveConflict
 }
 
 // Decode reads a task payload, refusing other versions and missing fields

@@ -24,7 +24,8 @@ const (
 type Meta struct {
 	V     int    `json:"v"`
 	RunID string `json:"run_id"`
-	// Kind is the job kind: "fix" or "revise".
+	// Kind is the job kind: "fix", "revise", or an automatic round's "ci"
+	// or "conflict".
 	Kind       string `json:"kind"`
 	TaskID     string `json:"task_id,omitempty"`
 	DeliveryID string `json:"delivery_id,omitempty"`

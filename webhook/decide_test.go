@@ -18,6 +18,12 @@ var (
 
 const testInstallation = 2311213
 
+// The commits of the check and push payloads.
+const (
+	checkHead = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
+	pushAfter = "f95f852bd8fca8fcc58a9a2d6c842781e32a215e"
+)
+
 // TestDecide runs the routing of every handler on real payloads, without
 // HTTP or Redis.
 func TestDecide(t *testing.T) {
@@ -141,6 +147,42 @@ func TestDecide(t *testing.T) {
 		},
 		{name: "repositories added", event: "installation_repositories", file: "installation_repositories.added.json", want: ignored("installation_repositories action added needs nothing")},
 		{name: "ping", event: "ping", file: "ping.json", want: ignored("pong (hook 109948940)")},
+		{
+			name: "check suite completed", event: "check_suite", file: "check_suite.completed.json",
+			want: decision{checks: &jobs.ChecksDone{DeliveryID: d, Installation: testInstallation, Repo: helloWorld, HeadSHA: checkHead, PRs: []int{2}}},
+		},
+		{
+			name: "check suite of two pull requests", event: "check_suite", file: "check_suite.completed.json",
+			edits: []edit{set("check_suite.pull_requests", []any{map[string]any{"number": 2}, map[string]any{"number": 5}})},
+			want:  decision{checks: &jobs.ChecksDone{DeliveryID: d, Installation: testInstallation, Repo: helloWorld, HeadSHA: checkHead, PRs: []int{2, 5}}},
+		},
+		{name: "check suite that passed", event: "check_suite", file: "check_suite.completed.json", edits: []edit{set("check_suite.conclusion", "success")},
+			want: decision{checks: &jobs.ChecksDone{DeliveryID: d, Installation: testInstallation, Repo: helloWorld, HeadSHA: checkHead, PRs: []int{2}}}},
+		{name: "check suite requested", event: "check_suite", file: "check_suite.completed.json", edits: []edit{set("action", "requested")}, want: ignored("check suite action requested needs nothing (only completed)")},
+		{name: "check suite of this App", event: "check_suite", file: "check_suite.completed.json", edits: []edit{set("check_suite.app.id", 42)}, want: ignored("the check suite is this App's own")},
+		{name: "check suite without pull requests", event: "check_suite", file: "check_suite.completed.json", edits: []edit{set("check_suite.pull_requests", []any{})}, want: ignored("the check suite is on no pull request of this repository")},
+		{name: "check suite without installation", event: "check_suite", file: "check_suite.completed.json", edits: []edit{set("installation", nil)}, want: ignored("no installation in the payload (not a GitHub App delivery)")},
+		{
+			name: "check run failed", event: "check_run", file: "check_run.completed.json",
+			want: decision{checks: &jobs.ChecksDone{DeliveryID: d, Installation: testInstallation, Repo: helloWorld, HeadSHA: checkHead, PRs: []int{2}}},
+		},
+		{
+			name: "check run timed out", event: "check_run", file: "check_run.completed.json", edits: []edit{set("check_run.conclusion", "timed_out")},
+			want: decision{checks: &jobs.ChecksDone{DeliveryID: d, Installation: testInstallation, Repo: helloWorld, HeadSHA: checkHead, PRs: []int{2}}},
+		},
+		{name: "check run passed", event: "check_run", file: "check_run.completed.json", edits: []edit{set("check_run.conclusion", "success")}, want: ignored("the check run did not fail; its check suite's completion reads the checks")},
+		{name: "check run neutral", event: "check_run", file: "check_run.completed.json", edits: []edit{set("check_run.conclusion", "neutral")}, want: ignored("the check run did not fail; its check suite's completion reads the checks")},
+		{name: "check run cancelled", event: "check_run", file: "check_run.completed.json", edits: []edit{set("check_run.conclusion", "cancelled")}, want: ignored("the check run did not fail; its check suite's completion reads the checks")},
+		{name: "check run created", event: "check_run", file: "check_run.completed.json", edits: []edit{set("action", "created")}, want: ignored("check run action created needs nothing (only completed)")},
+		{name: "check run of this App", event: "check_run", file: "check_run.completed.json", edits: []edit{set("check_run.app.id", 42)}, want: ignored("the check run is this App's own")},
+		{
+			name: "push to the default branch", event: "push", file: "push.json",
+			want: decision{baseMoved: &jobs.BaseMoved{DeliveryID: d, Installation: testInstallation, Repo: helloWorld, Branch: "master", After: pushAfter}},
+		},
+		{name: "push to another branch", event: "push", file: "push.json", edits: []edit{set("ref", "refs/heads/agent-fix/issue-1")}, want: ignored("push to agent-fix/issue-1, not to the default branch master")},
+		{name: "push of a tag", event: "push", file: "push.json", edits: []edit{set("ref", "refs/tags/v1")}, want: ignored("push to refs/tags/v1, not to a branch")},
+		{name: "push deleting the branch", event: "push", file: "push.json", edits: []edit{set("deleted", true), set("after", "0000000000000000000000000000000000000000")}, want: ignored("the push deleted master")},
+		{name: "push without installation", event: "push", file: "push.json", edits: []edit{set("installation", nil)}, want: ignored("no installation in the payload (not a GitHub App delivery)")},
 	}
 	hs := handlers(testRules)
 	for _, tt := range tests {

@@ -6,6 +6,11 @@
 //
 // One handler type per event, each in its own file, turns a payload into a
 // small request and a decision; the decisions are tested without HTTP.
+// Besides the triggers, completed check suites and failed check runs on
+// pull requests (check_suite.go, check_run.go) and pushes to a default
+// branch (push.go) become tasks with which the worker decides on its
+// automatic rounds; the edge cannot know which pull requests are the
+// bot's, so the worker checks.
 //
 // # Bodies in flight
 //
@@ -39,7 +44,10 @@
 //   - a sender without a login, or with one that is not a GitHub login
 //     (letters, digits, '-' and '_', "[bot]" after an App's), for the
 //     deliveries that act for the sender: a fix, a revise round, a notice;
-//   - a negative installation id.
+//   - a negative installation id;
+//   - a check suite's or check run's head_sha, or a push's after, that is
+//     not a full commit id, and a pull request number of a check that is
+//     not positive.
 //
 // Such a delivery is a fault upstream or a forgery made with the secret;
 // the 400 shows it as failed in the App's delivery log, and the one

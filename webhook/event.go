@@ -30,6 +30,10 @@ type decision struct {
 	revise *jobs.RevisePR
 	notice *jobs.Notice
 	cancel *jobs.Cancel
+	// checks and baseMoved ask the worker to look at pull requests for an
+	// automatic round (check_suite.go, push.go).
+	checks    *jobs.ChecksDone
+	baseMoved *jobs.BaseMoved
 }
 
 // logAttrs returns the log attributes of the decision's target.
@@ -49,6 +53,13 @@ func (d decision) logAttrs() []any {
 		if len(d.cancel.Repos) == 1 {
 			repo, number = d.cancel.Repos[0].FullName, d.cancel.Number
 		}
+	case d.checks != nil:
+		inst, repo = d.checks.Installation, d.checks.Repo.FullName
+		if len(d.checks.PRs) == 1 {
+			number = d.checks.PRs[0]
+		}
+	case d.baseMoved != nil:
+		inst, repo = d.baseMoved.Installation, d.baseMoved.Repo.FullName
 	default:
 		return nil
 	}
@@ -80,6 +91,9 @@ func handlers(r rules) map[string]eventHandler {
 		"issue_comment":               &IssueComment{rules: r},
 		"pull_request_review":         &PullRequestReview{rules: r},
 		"pull_request_review_comment": &PullRequestReviewComment{rules: r},
+		"check_suite":                 &CheckSuite{rules: r},
+		"check_run":                   &CheckRun{rules: r},
+		"push":                        &Push{},
 		"installation":                &Installation{},
 		"installation_repositories":   &InstallationRepositories{},
 		"ping":                        &Ping{},

@@ -256,6 +256,18 @@ func (s *Server) enqueue(ctx context.Context, dec decision) (string, error) {
 			return "", err
 		}
 		return fmt.Sprintf("cancel queued (%s)", dec.cancel.Reason), nil
+	case dec.checks != nil:
+		p := dec.checks
+		if err := s.queue.SubmitChecks(ctx, *p); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("checks of %s@%.12s queued for %d pull requests", p.Repo.FullName, p.HeadSHA, len(p.PRs)), nil
+	case dec.baseMoved != nil:
+		p := dec.baseMoved
+		if err := s.queue.SubmitBaseMoved(ctx, *p); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("merge check of the pull requests into %s of %s queued", p.Branch, p.Repo.FullName), nil
 	}
 	return "", errors.New("empty decision")
 }

@@ -112,6 +112,20 @@ func goGitHubFields(t *testing.T, ev any) fields {
 		return fields{"action": ev.GetAction(), "installation": ev.GetInstallation().GetID(), "removed": removed}
 	case *github.PingEvent:
 		return fields{"hook": ev.GetHookID()}
+	case *github.CheckSuiteEvent:
+		cs := ev.GetCheckSuite()
+		return fields{"action": ev.GetAction(), "installation": ev.GetInstallation().GetID(), "repo": repo(ev.GetRepo()),
+			"sender": usr(ev.GetSender()), "head": cs.GetHeadSHA(), "app": cs.GetApp().GetID(), "slug": cs.GetApp().GetSlug(), "prs": prNumbers(cs.PullRequests)}
+	case *github.CheckRunEvent:
+		cr := ev.GetCheckRun()
+		return fields{"action": ev.GetAction(), "installation": ev.GetInstallation().GetID(), "repo": repo(ev.GetRepo()),
+			"sender": usr(ev.GetSender()), "head": cr.GetHeadSHA(), "app": cr.GetApp().GetID(), "slug": cr.GetApp().GetSlug(),
+			"conclusion": cr.GetConclusion(), "prs": prNumbers(cr.PullRequests)}
+	case *github.PushEvent:
+		r := ev.GetRepo()
+		return fields{"ref": ev.GetRef(), "after": ev.GetAfter(), "deleted": ev.GetDeleted(), "installation": ev.GetInstallation().GetID(),
+			"repo": jobs.Repo{ID: r.GetID(), Owner: r.GetOwner().GetLogin(), Name: r.GetName(), FullName: r.GetFullName(),
+				CloneURL: r.GetCloneURL(), DefaultBranch: r.GetDefaultBranch(), Private: r.GetPrivate()}}
 	}
 	t.Fatalf("no field list for %T", ev)
 	return nil
@@ -171,9 +185,43 @@ func smallFields(t *testing.T, event string, body []byte) fields {
 		var ev pingEvent
 		decode(&ev)
 		return fields{"hook": ev.HookID}
+	case "check_suite":
+		var ev checkSuiteEvent
+		decode(&ev)
+		f := common(ev.envelope)
+		cs := ev.CheckSuite
+		f["head"], f["app"], f["slug"], f["prs"] = cs.HeadSHA, cs.App.ID, cs.App.Slug, checkedNumbers(cs.PullRequests)
+		return f
+	case "check_run":
+		var ev checkRunEvent
+		decode(&ev)
+		f := common(ev.envelope)
+		cr := ev.CheckRun
+		f["head"], f["app"], f["slug"], f["conclusion"], f["prs"] = cr.HeadSHA, cr.App.ID, cr.App.Slug, cr.Conclusion, checkedNumbers(cr.PullRequests)
+		return f
+	case "push":
+		var ev pushEvent
+		decode(&ev)
+		return fields{"ref": ev.Ref, "after": ev.After, "deleted": ev.Deleted, "installation": ev.Installation.ID, "repo": toRepo(ev.Repository)}
 	}
 	t.Fatalf("no small type for event %s", event)
 	return nil
+}
+
+func prNumbers(prs []*github.PullRequest) []int {
+	out := []int{}
+	for _, p := range prs {
+		out = append(out, p.GetNumber())
+	}
+	return out
+}
+
+func checkedNumbers(prs []checkedPR) []int {
+	out := []int{}
+	for _, p := range prs {
+		out = append(out, p.Number)
+	}
+	return out
 }
 
 // TestPayloadTypeErrors checks that a value of the wrong type in a field
@@ -191,6 +239,12 @@ func TestPayloadTypeErrors(t *testing.T) {
 		{"review id", "pull_request_review", "pull_request_review.submitted.json", set("review.id", true)},
 		{"removed repositories", "installation_repositories", "installation_repositories.removed.json", set("repositories_removed", "all")},
 		{"hook id", "ping", "ping.json", set("hook_id", "x")},
+		{"check suite head", "check_suite", "check_suite.completed.json", set("check_suite.head_sha", 7)},
+		{"check suite pull requests", "check_suite", "check_suite.completed.json", set("check_suite.pull_requests", "2")},
+		{"check run conclusion", "check_run", "check_run.completed.json", set("check_run.conclusion", false)},
+		{"check run app id", "check_run", "check_run.completed.json", set("check_run.app.id", "15368")},
+		{"push ref", "push", "push.json", set("ref", 1)},
+		{"push deleted", "push", "push.json", set("deleted", "no")},
 	}
 	hs := handlers(testRules)
 	for _, tt := range tests {

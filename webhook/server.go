@@ -30,6 +30,10 @@ type Queue interface {
 	SubmitRevise(ctx context.Context, p jobs.RevisePR) (jobs.Outcome, error)
 	SubmitNotice(ctx context.Context, n jobs.Notice) error
 	SubmitCancel(ctx context.Context, c jobs.Cancel) error
+	// SubmitChecks and SubmitBaseMoved enqueue the tasks that look for an
+	// automatic round (jobs/ci.go).
+	SubmitChecks(ctx context.Context, p jobs.ChecksDone) error
+	SubmitBaseMoved(ctx context.Context, p jobs.BaseMoved) error
 }
 
 // Options are the dependencies of a Server.

@@ -342,7 +342,7 @@ func TestRefusedDeliveries(t *testing.T) {
 		{"wrong secret", good, headers("issues", "d1", sign([]byte("another secret"), good)), 401, "signature does not match the webhook secret"},
 		{"tampered body", append(bytes.Clone(good[:len(good)-1]), ' ', '}'), headers("issues", "d1", sign([]byte(testSecret), good)), 401, "signature does not match the webhook secret"},
 		{"truncated json", good[:len(good)/2], headers("issues", "d1", sign([]byte(testSecret), good[:len(good)/2])), 400, "malformed issues payload: unexpected end of JSON input"},
-		{"truncated json of another event", good[:10], headers("push", "d1", sign([]byte(testSecret), good[:10])), 400, "malformed JSON"},
+		{"truncated json of another event", good[:10], headers("star", "d1", sign([]byte(testSecret), good[:10])), 400, "malformed JSON"},
 		{"no event header", good, headers("", "d1", sign([]byte(testSecret), good)), 400, "missing X-GitHub-Event"},
 		{"no delivery header", good, headers("issues", "", sign([]byte(testSecret), good)), 400, "missing X-GitHub-Delivery"},
 		{"bad delivery header", good, headers("issues", "a b", sign([]byte(testSecret), good)), 400, "malformed X-GitHub-Delivery"},

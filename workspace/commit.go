@@ -44,8 +44,10 @@ type CommitOptions struct {
 
 // Commit records the whole working copy (as Diff sees it) as a commit in
 // the private git dir whose parent is the private HEAD — the base commit
-// for a job's first commit — and moves HEAD to it. No hook runs. It returns
-// the new commit id, or ErrNoChanges.
+// for a job's first commit — and moves HEAD to it; after Merge or
+// RecordMerge the merged commit is its second parent, and a merge is
+// committed even when it changes no file. No hook runs. It returns the
+// new commit id, or ErrNoChanges.
 func (w *WorkTree) Commit(ctx context.Context, c CommitOptions) (string, error) {
 	msg, err := commitMessage(c)
 	if err != nil {
@@ -68,7 +70,7 @@ func (w *WorkTree) Commit(ctx context.Context, c CommitOptions) (string, error) 
 	if err != nil {
 		return "", fmt.Errorf("commit: %w", err)
 	}
-	if tree == parentTree {
+	if tree == parentTree && w.mergeHead == "" {
 		return "", ErrNoChanges
 	}
 	when := c.Time
@@ -80,7 +82,11 @@ func (w *WorkTree) Commit(ctx context.Context, c CommitOptions) (string, error) 
 		"GIT_AUTHOR_NAME=" + c.Author.Name, "GIT_AUTHOR_EMAIL=" + c.Author.Email, "GIT_AUTHOR_DATE=" + date,
 		"GIT_COMMITTER_NAME=" + c.Author.Name, "GIT_COMMITTER_EMAIL=" + c.Author.Email, "GIT_COMMITTER_DATE=" + date,
 	}
-	out, err := w.git.run(ctx, []byte(msg), 1<<10, env, "commit-tree", tree, "-p", parent, "-F", "-")
+	args := []string{"commit-tree", tree, "-p", parent}
+	if w.mergeHead != "" {
+		args = append(args, "-p", w.mergeHead)
+	}
+	out, err := w.git.run(ctx, []byte(msg), 1<<10, env, append(args, "-F", "-")...)
 	if err != nil {
 		return "", fmt.Errorf("commit: %w", err)
 	}
@@ -88,6 +94,7 @@ func (w *WorkTree) Commit(ctx context.Context, c CommitOptions) (string, error) 
 	if _, err := w.git.text(ctx, "update-ref", "--no-deref", "HEAD", commit, parent); err != nil {
 		return "", fmt.Errorf("commit: %w", err)
 	}
+	w.mergeHead, w.mergeTree = "", ""
 	return commit, nil
 }
 

@@ -67,6 +67,10 @@ type WorkTree struct {
 	maxDiff          int64
 	log              *slog.Logger
 	mu               sync.Mutex // serializes use of the private index
+	// mergeHead is the second parent of the next Commit (Merge,
+	// RecordMerge); empty when it is no merge. mergeTree is the tree
+	// Merge left in the working copy, which WithTree puts back.
+	mergeHead, mergeTree string
 }
 
 var commitID = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)

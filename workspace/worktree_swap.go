@@ -9,16 +9,23 @@ import (
 // WithTree runs fn with the working copy holding the tree of commit
 // instead of the base commit's — for setup in a round on a branch the
 // agent wrote, which must run only what people with write access wrote —
-// then puts the base commit's files back: files of commit that the base
-// lacks are removed, the base's own are written again as they were, and
-// what fn made that git does not track (dependencies, build outputs)
-// stays. It must run before the working copy is changed; commit must be
-// in the private git dir (the repository cache's objects are).
+// then puts the base commit's files back (after Merge, the merged files,
+// conflict markers and all): files of commit that the base lacks are
+// removed, the base's own are written again as they were, and what fn
+// made that git does not track (dependencies, build outputs) stays. It
+// must run before the working copy is changed, but by Merge; commit must
+// be in the private git dir (the repository cache's objects are).
 func (w *WorkTree) WithTree(ctx context.Context, commit string, fn func() error) error {
 	if !commitID.MatchString(commit) {
 		return fmt.Errorf("work tree: %q is not a full commit id", commit)
 	}
-	if commit == w.base {
+	w.mu.Lock()
+	back := w.base
+	if w.mergeTree != "" {
+		back = w.mergeTree
+	}
+	w.mu.Unlock()
+	if commit == back {
 		return fn()
 	}
 	w.mu.Lock()
@@ -29,7 +36,7 @@ func (w *WorkTree) WithTree(ctx context.Context, commit string, fn func() error)
 	}
 	ferr := fn()
 	w.mu.Lock()
-	_, err = w.git.text(context.WithoutCancel(ctx), "read-tree", "-u", "--reset", w.base)
+	_, err = w.git.text(context.WithoutCancel(ctx), "read-tree", "-u", "--reset", back)
 	w.mu.Unlock()
 	if err != nil {
 		err = fmt.Errorf("%w: work tree: put the base commit's files back: %w", ErrSandboxDead, err)

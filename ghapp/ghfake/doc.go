@@ -35,6 +35,21 @@
 // listings paginate with Link headers (per_page up to 100), and webhook
 // deliveries with cursors; a manifest code converts once.
 //
+// Checks (checks.go): check runs of other Apps (AddCheckRun) and GitHub
+// Actions jobs (AddJob) belong to check suites, one per App and commit
+// (per workflow run for Actions), whose status and conclusion follow their
+// latest runs; a suite without runs stays queued (AddCheckSuite). A job's
+// log is served behind a redirect to an unauthenticated address, as
+// GitHub's signed storage URLs are, and a download that carries
+// credentials is refused and counted; a job can answer 404, 410 or 403
+// instead (Job.LogStatus). Re-running a run's failed jobs makes new
+// attempts that supersede the old check runs. A single pull request's
+// read computes mergeable and mergeable_state from its branches with git
+// merge-tree ("dirty" on conflicts), or answers "unknown" while
+// SetMergeableUnknown holds; its commits list who made them (CommitAs).
+// CheckSuiteEvent, CheckRunEvent and PushEvent make the webhook payloads
+// of that state.
+//
 // Seeding and inspection methods call t.Fatal on misuse (an unknown
 // repository, say), so they must run on the test's goroutine.
 package ghfake

@@ -57,6 +57,8 @@ type Fake struct {
 	redeliveries  []int64
 	manifests     map[string]*manifestCode
 	teams         map[string]map[string]string // lower-case "org/slug" → lower-case login → state
+	logBlobs      map[string]string            // job logs served at /blobs/logs/{token}
+	blobCreds     int                          // log downloads that carried credentials
 }
 
 // New starts a fake GitHub for the duration of the test.
@@ -89,6 +91,7 @@ func New(t testing.TB) *Fake {
 		nextID:        1000,
 		manifests:     map[string]*manifestCode{},
 		teams:         map[string]map[string]string{},
+		logBlobs:      map[string]string{},
 	}
 	for _, d := range []string{f.root, f.home} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -140,12 +143,14 @@ func (f *Fake) handler() http.Handler {
 	f.routePulls(api)
 	f.routeRepos(api)
 	f.routeOrgs(api)
+	f.routeChecks(api)
 	api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found")
 	})
 	root := http.NewServeMux()
 	root.Handle(BasePath+"/", http.StripPrefix(BasePath, api))
 	f.routeGraphQL(root)
+	root.HandleFunc("GET "+blobPath+"{token}", f.serveLogBlob)
 	root.Handle("/git/", f.gitHandler())
 	root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found")

@@ -52,7 +52,7 @@ func (f *Fake) NewRepo(full string, files map[string]string, opts ...RepoOption)
 	}
 	rp := &repo{
 		owner: owner, name: name, defaultBranch: "main",
-		perms: map[string]string{}, issues: map[int]*Issue{}, pulls: map[int]*PR{},
+		perms: map[string]string{}, issues: map[int]*Issue{}, pulls: map[int]*PR{}, mergeUnknown: map[int]int{},
 	}
 	for _, o := range opts {
 		o(rp)
@@ -124,8 +124,14 @@ func (f *Fake) Commit(full, branch string, files map[string]string, message stri
 }
 
 // commitFiles writes one commit on branch with a private index, without a
-// work tree.
+// work tree, by the fake's own identity.
 func (f *Fake) commitFiles(ctx context.Context, rp *repo, branch string, files map[string]string, message string) (string, error) {
+	return f.commitFilesAs(ctx, rp, branch, files, message, nil)
+}
+
+// commitFilesAs is commitFiles with identity, GIT_AUTHOR_* and
+// GIT_COMMITTER_* variables, over the fake's own.
+func (f *Fake) commitFilesAs(ctx context.Context, rp *repo, branch string, files map[string]string, message string, identity []string) (string, error) {
 	tmp, err := os.MkdirTemp(f.home, "index-")
 	if err != nil {
 		return "", err
@@ -170,7 +176,7 @@ func (f *Fake) commitFiles(ctx context.Context, rp *repo, branch string, files m
 	if parent != "" {
 		args = append(args, "-p", parent)
 	}
-	out, err := f.git(ctx, rp.dir, env, nil, args...)
+	out, err := f.git(ctx, rp.dir, append(env, identity...), nil, args...)
 	if err != nil {
 		return "", err
 	}

@@ -144,9 +144,11 @@ func (f *Fake) checkRunJSON(rp *repo, c *CheckRun) map[string]any {
 		"external_id": c.ExternalID,
 		"details_url": c.DetailsURL,
 		"html_url":    fmt.Sprintf("%s/%s/runs/%d", f.srv.URL, rp.fullName(), c.ID),
-		"app":         map[string]any{"id": c.AppID, "slug": f.slug},
-		"output":      map[string]any{"title": c.Title, "summary": c.Summary, "text": c.Text},
-		"started_at":  ts(c.StartedAt),
+		"app":         map[string]any{"id": c.AppID, "slug": c.AppSlug, "name": c.AppName},
+		"check_suite": map[string]any{"id": c.SuiteID},
+		"output": map[string]any{"title": c.Title, "summary": c.Summary, "text": c.Text, "annotations_count": len(c.Annotations),
+			"annotations_url": fmt.Sprintf("%srepos/%s/check-runs/%d/annotations", f.APIURL(), rp.fullName(), c.ID)},
+		"started_at": ts(c.StartedAt),
 	}
 	if c.Conclusion != "" {
 		out["conclusion"] = c.Conclusion

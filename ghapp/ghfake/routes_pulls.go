@@ -60,9 +60,13 @@ func (f *Fake) listPRs(w http.ResponseWriter, r *http.Request, rp *repo, _ *toke
 	writeJSON(w, http.StatusOK, pageJSON(w, r, all, func(pr PR) any { return f.prJSON(rp, pr) }))
 }
 
+// getPR serves GET …/pulls/{number}, with GitHub's mergeable and
+// mergeable_state (see mergeability), which listings leave out.
 func (f *Fake) getPR(w http.ResponseWriter, r *http.Request, rp *repo, _ *token) {
 	if pr := prOf(w, r, rp); pr != nil {
-		writeJSON(w, http.StatusOK, f.prJSON(rp, f.prView(rp, pr)))
+		out := f.prJSON(rp, f.prView(rp, pr))
+		out["mergeable"], out["mergeable_state"] = f.mergeability(rp, pr)
+		writeJSON(w, http.StatusOK, out)
 	}
 }
 

@@ -185,10 +185,11 @@ func (f *Fake) createCheckRun(w http.ResponseWriter, r *http.Request, rp *repo, 
 		writeValidation(w, "CheckRun", "head_sha", "invalid", "No commit found for SHA: "+req.HeadSHA)
 		return
 	}
-	c := &CheckRun{ID: f.newID(), HeadSHA: sha, Status: "queued", AppID: f.appID, StartedAt: time.Now()}
+	c := &CheckRun{ID: f.newID(), HeadSHA: sha, Status: "queued", AppID: f.appID, AppSlug: f.slug, AppName: f.slug, StartedAt: time.Now()}
 	if !req.apply(w, c) {
 		return
 	}
+	c.SuiteID = f.suiteOf(rp, sha, CheckApp{ID: f.appID, Slug: f.slug, Name: f.slug}, "").ID
 	rp.checkRuns = append(rp.checkRuns, c)
 	writeJSON(w, http.StatusCreated, f.checkRunJSON(rp, c))
 }
@@ -214,8 +215,10 @@ func (f *Fake) updateCheckRun(w http.ResponseWriter, r *http.Request, rp *repo, 
 	writeJSON(w, http.StatusOK, f.checkRunJSON(rp, &c))
 }
 
-// listCheckRuns serves GET …/commits/{ref}/check-runs with the check_name
-// and app_id filters.
+// listCheckRuns serves GET …/commits/{ref}/check-runs with the check_name,
+// app_id and filter filters: filter=latest, the default, lists the latest
+// attempt of each job and leaves out those a re-run superseded; all lists
+// every one.
 func (f *Fake) listCheckRuns(w http.ResponseWriter, r *http.Request, rp *repo, _ *token) {
 	sha, ok := f.resolve(rp, r.PathValue("ref"))
 	if !ok {
@@ -232,6 +235,9 @@ func (f *Fake) listCheckRuns(w http.ResponseWriter, r *http.Request, rp *repo, _
 			continue
 		}
 		if a := q.Get("app_id"); a != "" && a != strconv.FormatInt(c.AppID, 10) {
+			continue
+		}
+		if c.Superseded && q.Get("filter") != "all" {
 			continue
 		}
 		all = append(all, c)

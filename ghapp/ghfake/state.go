@@ -25,6 +25,10 @@ type repo struct {
 	reviews       []*Review
 	reviewComment []*ReviewComment
 	checkRuns     []*CheckRun
+	checkSuites   []*CheckSuite
+	jobs          []*Job
+	reruns        []int64     // workflow runs whose failed jobs were re-run
+	mergeUnknown  map[int]int // pull request → GETs still answered "unknown"
 }
 
 func (rp *repo) fullName() string { return rp.owner + "/" + rp.name }
@@ -109,7 +113,8 @@ type ReviewComment struct {
 	CreatedAt time.Time
 }
 
-// CheckRun is a check run.
+// CheckRun is a check run: the fake App's own (made through the API) or
+// another App's (AddCheckRun, AddJob).
 type CheckRun struct {
 	ID                     int64
 	Name                   string
@@ -120,8 +125,18 @@ type CheckRun struct {
 	DetailsURL             string
 	Title, Summary, Text   string
 	StartedAt, CompletedAt time.Time
-	AppID                  int64
-	Updates                int
+	// AppID, AppSlug and AppName are the App that made it (the fake App's
+	// by default).
+	AppID            int64
+	AppSlug, AppName string
+	// SuiteID is its check suite, made when the first run of an App on a
+	// commit (for GitHub Actions, of a workflow run) is.
+	SuiteID     int64
+	Annotations []Annotation
+	// Superseded is set on a job's check run once the job was re-run: the
+	// latest attempt's run is listed instead.
+	Superseded bool
+	Updates    int
 }
 
 // repoOf returns the repository named full or fails the test. Callers hold

@@ -109,6 +109,9 @@ func (p *progress) onStepStart(ctx context.Context, s agent.StepStart) error {
 	if ok {
 		return &agent.StopError{Status: agent.Cancelled, Reason: fmt.Sprintf("%s: %v", m.Reason, errCancelMarker)}
 	}
+	if j.status == nil { // an automatic round has no status comment
+		return nil
+	}
 	_ = j.status.Show(ctx, func(d *report.Status) {
 		d.Step, d.CostUSD, d.Elapsed = s.Step, s.TotalCostUSD, s.Elapsed
 	}, false)
@@ -121,6 +124,14 @@ func (p *progress) onStepStart(ctx context.Context, s agent.StepStart) error {
 func (p *progress) onStepDone(ctx context.Context, s agent.Step) error {
 	j := p.j
 	p.a.metrics.step(provider(j.cfg.Model), s.Usage)
+	if j.status == nil { // an automatic round has no status comment
+		if s.Step%10 == 0 {
+			if err := j.rec.Save(ctx); err != nil {
+				j.log.Warn("mirror run record", logattr.Err, err)
+			}
+		}
+		return nil
+	}
 	before := j.status.Snapshot().Phase
 	_ = j.status.Show(ctx, func(d *report.Status) {
 		d.Step, d.CostUSD = s.Step, s.TotalCostUSD

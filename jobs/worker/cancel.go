@@ -153,7 +153,7 @@ func (w *Worker) stopTask(ctx context.Context, id string, m store.CancelMarker) 
 		return true, nil
 	}
 	w.markStoppedBeforeStart(ctx, h, id, m)
-	if info.Type == jobs.TypeRevise {
+	if info.Type == jobs.TypeRevise || info.Type == jobs.TypeCI || info.Type == jobs.TypeConflict {
 		w.roundGone(ctx, info.Payload, true)
 	}
 	return true, nil
@@ -195,6 +195,7 @@ func (nt *notice) stop(ctx context.Context) (outcome.Outcome, error) {
 	n := nt.n
 	w := nt.w
 	ids := []string{jobs.FixTaskID(n.Repo.FullName, n.Number)}
+	autoStopped := false // the bot's automatic rounds on the pull request
 	if !n.IsPR {
 		// The issue's work may have moved to a round on its open bot PR.
 		if id, err := w.issueRound(ctx, n.Installation, n.Repo.FullName, n.Number); err != nil {
@@ -210,6 +211,9 @@ func (nt *notice) stop(ctx context.Context) (outcome.Outcome, error) {
 		}
 		if k := issueOf(pr); k > 0 {
 			ids = append(ids, jobs.FixTaskID(n.Repo.FullName, k))
+		}
+		if autoStopped, err = nt.stopAutoRounds(ctx, pr); err != nil {
+			return outcome.Error, err
 		}
 	}
 	for _, id := range ids {
@@ -243,5 +247,8 @@ func (nt *notice) stop(ctx context.Context) (outcome.Outcome, error) {
 	}
 	d := w.replies.data(n.Requester.Login, n.DeliveryID)
 	d.IsPR = n.IsPR
+	if autoStopped {
+		return posted(outcome.Stopped, w.replies.post(ctx, nt.gh, nt.repo, n.Number, report.ReplyAutoStopped, d))
+	}
 	return posted(outcome.Replied, w.replies.post(ctx, nt.gh, nt.repo, n.Number, report.ReplyNothingToStop, d))
 }

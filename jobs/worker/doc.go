@@ -4,7 +4,9 @@
 //
 // A Worker runs two asynq servers on one Redis, one per queue, each with its
 // own concurrency: "interactive" (notice, cancel and follow-up tasks,
-// seconds) and "agent" (fix and revise tasks, minutes). Its dependencies are interfaces declared here
+// seconds) and "agent" (fix and revise tasks, minutes); the tasks of
+// automatic rounds join them (checks and basemoved on the interactive
+// queue, ci and conflict rounds on the agent queue). Its dependencies are interfaces declared here
 // — GitHub and Installations (ghapp), RepoCache (workspace.Cache), RunStore
 // (runs.Store), SandboxFactory and ModelFactory — so cmd/bot wires the real
 // ones and tests may pass real ones against fakes.
@@ -28,6 +30,10 @@
 //	agentfix:roundend:<task id>   the delivery of the revise round that just ended
 //	agentfix:roundcheck:<key>     the check run a revise round put on the head it started from
 //	agentfix:overbudget:<delivery>  one over-budget reply per trigger (24 h)
+//	agentfix:autorounds:<repo>#<n>  the automatic rounds a pull request had, one per head (30 days)
+//	agentfix:autostop:<repo>#<n>    who stopped a pull request's automatic rounds (30 days)
+//	agentfix:rerun:<repo>@<commit>  the checks whose failed jobs were re-run on a commit (30 days)
+//	agentfix:autonote:<repo>#<n>:…  a note of automatic rounds said once (30 days)
 //
 // The budgets' own keys (agentfix:budget:…) belong to package budget; a
 // job's budget scope is its key, so its retries share one job budget.
@@ -63,6 +69,22 @@
 // puts a note in place of the body's draft notice (ready.go). Commands that
 // come while a round is queued or running are kept, and start one
 // follow-up round when it ends (followup.go).
+//
+// # Automatic rounds
+//
+// The bot also starts rounds nobody asked for on its own pull requests
+// (autoround.go): a checks task — a check suite or a failed check run
+// completed — starts a ci round (ciround.go) once every check suite on the
+// head completed with a failure, after re-running failed GitHub Actions
+// jobs once when the repository asks (ci.rerun_failed; a check that then
+// passes is said to be flaky); a basemoved task — a push to a default
+// branch — starts a conflict round (conflictround.go) on each of the
+// bot's pull requests into it that GitHub finds dirty. Both are revise
+// rounds under the pull request's task id, with the App's bot as their
+// requester, no status comment and one reply; ci.max_rounds bounds them
+// per pull request (one per head commit, the limit said once), and a stop
+// on the pull request, ci.enabled: false or a person's commit on the
+// branch keeps them from starting.
 //
 // # Repository settings and budgets
 //

@@ -65,6 +65,20 @@ type (
 		CreateCheckRun(ctx context.Context, repo ghapp.Repo, r ghapp.NewCheckRun) (ghapp.CheckRun, error)
 		UpdateCheckRun(ctx context.Context, repo ghapp.Repo, id int64, u ghapp.CheckRunUpdate) (ghapp.CheckRun, error)
 	}
+	// ciChecks reads what automatic rounds start from: the checks of a
+	// commit, their annotations and GitHub Actions logs, re-runs, the
+	// commits of a pull request and the pull requests into a branch
+	// (autoround.go, ciround.go).
+	ciChecks interface {
+		ListCheckSuites(ctx context.Context, repo ghapp.Repo, ref string) ([]ghapp.CheckSuite, error)
+		ListCheckRuns(ctx context.Context, repo ghapp.Repo, ref string) ([]ghapp.CheckRun, error)
+		ListAnnotations(ctx context.Context, repo ghapp.Repo, id int64, max int) ([]ghapp.Annotation, error)
+		WorkflowJob(ctx context.Context, repo ghapp.Repo, id int64) (ghapp.WorkflowJob, error)
+		JobLog(ctx context.Context, repo ghapp.Repo, id int64, maxBytes int64) (ghapp.JobLog, error)
+		RerunFailedJobs(ctx context.Context, repo ghapp.Repo, id int64) error
+		PRCommits(ctx context.Context, repo ghapp.Repo, number int) ([]ghapp.Commit, error)
+		ListOpenPRs(ctx context.Context, repo ghapp.Repo, base string) ([]ghapp.PullRequest, error)
+	}
 )
 
 // GitHub is what the worker does on GitHub for one installation: every
@@ -77,6 +91,7 @@ type GitHub interface {
 	pulls
 	reviews
 	checkRuns
+	ciChecks
 }
 
 var _ GitHub = (*ghapp.Client)(nil)

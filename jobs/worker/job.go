@@ -39,6 +39,9 @@ type job struct {
 	// kept are the commands kept meanwhile that a follow-up round answers
 	// too (none for a fix).
 	kept []jobs.KeptCommand
+	// message, when set, is the message of the job's commit instead of
+	// the fix's (an automatic round's).
+	message string
 	// number is the issue the change fixes; thread is where the job talks
 	// (the issue, or a round's pull request), onPR is set for a round.
 	number, thread int

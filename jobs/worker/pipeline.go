@@ -51,6 +51,19 @@ type stage interface {
 	ended(ctx context.Context, o outcome.Outcome, pushed string, res agent.Result)
 }
 
+// preparer is a stage that prepares the working copy before the agent
+// runs in it (a conflict round merges the base branch): resumed is set
+// when a retry applies the saved result instead.
+type preparer interface {
+	prepare(ctx context.Context, wt *workspace.WorkTree, resumed bool) error
+}
+
+// vetter is a stage that checks the agent's result before it is
+// committed: a non-empty detail ends the job without a push, saying why.
+type vetter interface {
+	vet(res agent.Result) (detail string)
+}
+
 // delivered is how a pushed commit reached a pull request.
 type delivered struct {
 	outcome outcome.Outcome
@@ -101,6 +114,11 @@ func (w *Worker) workOn(ctx context.Context, s stage) (outcome.Outcome, error) {
 		return outcome.Error, err
 	}
 	defer remove()
+	if p, ok := s.(preparer); ok {
+		if err := p.prepare(ctx, wt, j.resumed); err != nil {
+			return outcome.Error, err
+		}
+	}
 	if j.resumed {
 		if err := workspace.ApplyPatch(ctx, wt, j.saved.Result.Patch); err != nil {
 			return outcome.Error, err
@@ -261,6 +279,11 @@ func (w *Worker) publishResult(ctx context.Context, s stage, wt *workspace.WorkT
 		detail := fmt.Sprintf("the change touches %s, and the bot may not change workflows in this repository.",
 			strings.Join(changes.Workflows, ", "))
 		return w.end(ctx, s, outcome.WorkflowsRefused, detail, res.Patch)
+	}
+	if v, ok := s.(vetter); ok {
+		if detail := v.vet(res); detail != "" {
+			return w.end(ctx, s, outcome.Failed, detail, res.Patch)
+		}
 	}
 	commit, err := w.publish.commit(ctx, j, wt)
 	if errors.Is(err, workspace.ErrNoChanges) {

@@ -41,8 +41,12 @@ func (p *publisher) commit(ctx context.Context, j *job, wt *workspace.WorkTree) 
 	if err != nil {
 		return "", err
 	}
+	msg := commitMessage(j)
+	if j.message != "" {
+		msg = j.message
+	}
 	return wt.Commit(ctx, workspace.CommitOptions{
-		Message:   commitMessage(j),
+		Message:   msg,
 		Author:    author,
 		CoAuthors: coAuthors(j.requester, j.kept),
 		Time:      j.saved.Result.Ended,

@@ -191,18 +191,9 @@ func (r *round) start(ctx context.Context, f fetched, base string, agentRuns boo
 	if !agentRuns {
 		return nil
 	}
-	prBase := f.branches[r.pr.Base]
-	if prBase == "" {
-		return fmt.Errorf("base branch %s of pull request #%d is not on the git server", r.pr.Base, r.pr.Number)
-	}
-	diff, err := w.opts.Cache.Diff(ctx, j.repo.String(), prBase, base, maxRoundDiff)
+	patch, err := w.prDiff(ctx, j, f, r.pr, base)
 	if err != nil {
 		return err
-	}
-	patch := diff.Patch
-	if diff.Truncated {
-		patch += fmt.Sprintf("\n… (the diff is cut here: it is longer than %d KiB; run `git diff %s HEAD` in /workspace for the rest)\n",
-			maxRoundDiff>>10, diff.MergeBase)
 	}
 	r.revision = &agent.Revision{PR: r.pr.Number, Diff: patch, Comments: comments.forAgent}
 	if r.trigger.Kind == jobs.TriggerReview && r.trigger.ReviewID != 0 {
@@ -213,6 +204,26 @@ func (r *round) start(ctx context.Context, f fetched, base string, agentRuns boo
 	j.log.Info(fmt.Sprintf("round context: diff of %d bytes, %d review comments, %d left out, %d threads to answer",
 		len(patch), len(comments.forAgent), comments.leftOut, len(r.threads)))
 	return nil
+}
+
+// prDiff returns the diff of pull request pr, whose head is head, against
+// its base branch, from the cache: cut at maxRoundDiff with a note saying
+// how to see the rest in the working copy.
+func (w *Worker) prDiff(ctx context.Context, j *job, f fetched, pr ghapp.PullRequest, head string) (string, error) {
+	prBase := f.branches[pr.Base]
+	if prBase == "" {
+		return "", fmt.Errorf("base branch %s of pull request #%d is not on the git server", pr.Base, pr.Number)
+	}
+	diff, err := w.opts.Cache.Diff(ctx, j.repo.String(), prBase, head, maxRoundDiff)
+	if err != nil {
+		return "", err
+	}
+	patch := diff.Patch
+	if diff.Truncated {
+		patch += fmt.Sprintf("\n… (the diff is cut here: it is longer than %d KiB; run `git diff %s HEAD` in /workspace for the rest)\n",
+			maxRoundDiff>>10, diff.MergeBase)
+	}
+	return patch, nil
 }
 
 // addReviewBody puts the triggering review's whole body into the task. For

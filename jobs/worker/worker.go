@@ -226,6 +226,10 @@ func (w *Worker) Handler() asynq.Handler {
 	mux.HandleFunc(jobs.TypeFix, w.tracked(w.handleFix))
 	mux.HandleFunc(jobs.TypeRevise, w.tracked(w.handleRevise))
 	mux.HandleFunc(jobs.TypeFollowUp, w.tracked(w.handleFollowUp))
+	mux.HandleFunc(jobs.TypeChecks, w.tracked(w.handleChecks))
+	mux.HandleFunc(jobs.TypeBaseMoved, w.tracked(w.handleBaseMoved))
+	mux.HandleFunc(jobs.TypeCI, w.tracked(w.handleCI))
+	mux.HandleFunc(jobs.TypeConflict, w.tracked(w.handleConflict))
 	return mux
 }
 

@@ -1,0 +1,472 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hibiken/asynq"
+
+	"github.com/agentfix/agentfix/ghapp/ghfake"
+	"github.com/agentfix/agentfix/jobs"
+)
+
+// End to end, automatic rounds: the webhook edge, the worker, the fake
+// GitHub with its check suites, Actions jobs and logs, a scripted model
+// and the real sandbox.
+
+// wrongCalc is calc.go as the bot's first, wrong, fix left it.
+var wrongCalc = strings.Replace(hFiles["calc.go"], "a - b", "a * b", 1)
+
+// testLog is what the failing test step of the PR's CI job printed.
+const testLog = "=== RUN   TestAdd\n--- FAIL: TestAdd (0.00s)\n    calc_test.go:9: Add(2, 2) = 4, Add(2, 3) = 6, want 5\nFAIL\nFAIL\texample.com/calc\t0.002s"
+
+// botCommit commits files onto branch as the App's bot, as its pushes
+// look.
+func (h *harness) botCommit(branch string, files map[string]string, message string) string {
+	h.t.Helper()
+	return h.f.CommitAs(hRepo, branch, files, message, h.f.BotLogin(), strings.ToLower(h.f.BotLogin())+"@users.noreply.github.com")
+}
+
+// ciPR opens the bot's pull request for the harness issue with its
+// wrong fix, committed as the bot, and returns its number and branch.
+func (h *harness) ciPR() (int, string) {
+	h.t.Helper()
+	branch := fmt.Sprintf("agent-fix/issue-%d", h.issue)
+	h.botCommit(branch, map[string]string{"calc.go": wrongCalc}, fmt.Sprintf("Fix #%d: Add subtracts", h.issue))
+	pr := h.f.AddPR(hRepo, ghfake.PR{
+		Title: fmt.Sprintf("Fix #%d: Add subtracts", h.issue), Head: branch, Author: h.f.BotLogin(),
+		Body: fmt.Sprintf("Fixes #%d\n\n## Summary\n\nFixed Add.", h.issue),
+	})
+	return pr, branch
+}
+
+// failingJob adds the failing GitHub Actions test job of commit sha (log
+// status 0: its log is served) and returns its id.
+func (h *harness) failingJob(sha string, logStatus int) int64 {
+	return h.f.AddJob(hRepo, ghfake.Job{HeadSHA: sha, Workflow: "CI", Name: "test", Conclusion: "failure", LogStatus: logStatus,
+		Steps: []ghfake.Step{{Name: "actions/checkout@v4", Log: "Syncing repository: octo/widget"}, {Name: "go test ./...", Conclusion: "failure", Log: testLog}}})
+}
+
+// file returns path on branch of the repository.
+func (h *harness) file(branch, path string) (string, bool) {
+	b, ok := h.f.Files(hRepo, branch)[path]
+	return b, ok
+}
+
+// suiteOf returns the check suite check run id belongs to.
+func (h *harness) suiteOf(sha, app string) int64 {
+	h.t.Helper()
+	for _, s := range h.f.CheckSuites(hRepo) {
+		if s.HeadSHA == sha && s.App.Slug == app {
+			return s.ID
+		}
+	}
+	h.t.Fatalf("no check suite of %s on %s", app, sha)
+	return 0
+}
+
+// checksDone delivers the completion of the check suite of app on sha and
+// returns the delivery's id.
+func (h *harness) checksDone(sha, app string) string {
+	h.t.Helper()
+	return h.deliver("check_suite", h.f.CheckSuiteEvent(hRepo, h.suiteOf(sha, app)))
+}
+
+// interactiveDone waits until the interactive task id has ended (asynq
+// keeps no finished interactive task).
+func (h *harness) interactiveDone(what, id string) {
+	h.t.Helper()
+	insp := asynq.NewInspectorFromRedisClient(h.rdb)
+	h.waitFor(what, func() bool {
+		_, err := insp.GetTaskInfo(jobs.QueueInteractive, id)
+		return errors.Is(err, asynq.ErrTaskNotFound)
+	})
+}
+
+// roundDone waits until pull request pr's round task has completed.
+func (h *harness) roundDone(pr int) {
+	h.t.Helper()
+	h.waitFor("the round's task to complete", func() bool { return h.reviseState(pr) == "completed" })
+}
+
+// instancePrompt returns the instance prompt of the model's request i:
+// the task as the agent first saw it.
+func (m *fakeModel) instancePrompt(i int) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if i >= len(m.requests) {
+		m.t.Fatalf("the model got %d requests, want request %d", len(m.requests), i)
+	}
+	msgs, _ := m.requests[i]["messages"].([]any)
+	for _, msg := range msgs {
+		mm := msg.(map[string]any)
+		if mm["role"] != "user" {
+			continue
+		}
+		switch c := mm["content"].(type) {
+		case string:
+			return c
+		case []any:
+			var b strings.Builder
+			for _, part := range c {
+				if text, ok := part.(map[string]any)["text"].(string); ok {
+					b.WriteString(text)
+				}
+			}
+			return b.String()
+		}
+	}
+	return ""
+}
+
+// normalize makes a text of a test stable: the fake's address, commit
+// ids, run ids, the numbers of runs and jobs, a run's duration.
+func (h *harness) normalize(s string) string {
+	s = strings.ReplaceAll(s, h.f.URL(), "https://github.example")
+	for _, r := range []struct{ re, to string }{
+		{`\b[0-9a-f]{40}\b`, "<sha>"},
+		{"`[0-9a-f]{12}`", "`<short sha>`"},
+		{`\b\d{8}T\d{6}Z-[0-9a-f]{8}\b`, "<run id>"},
+		{`/runs/\d+/job/\d+`, "/runs/<run>/job/<job>"},
+		{`/runs/\d+\b`, "/runs/<id>"},
+		{`· (\d+m)?\d+(\.\d+)?s ·`, "· <duration> ·"},
+	} {
+		s = regexp.MustCompile(r.re).ReplaceAllString(s, r.to)
+	}
+	return s
+}
+
+// golden compares text, normalized, with testdata/name.golden (-update
+// rewrites it).
+func (h *harness) golden(name, text string) {
+	h.t.Helper()
+	got := h.normalize(text)
+	path := filepath.Join("testdata", name+".golden")
+	if *updateGolden { // proof_test.go's -update
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		h.t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		h.t.Errorf("%s differs (-want +got):\n%s", path, diff)
+	}
+}
+
+// TestCIRoundFixesFailingCheck: a GitHub Actions job that failed on the
+// bot's pull request leads, once its check suite completed, to one ci
+// round — however many times the completion is delivered — whose task
+// holds the failed step's error line, and to a new commit on the pull
+// request by the bot, and one reply naming the check.
+func TestCIRoundFixesFailingCheck(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pr, branch := h.ciPR()
+	head := h.f.HeadCommit(hRepo, branch).SHA
+	job := h.failingJob(head, 0)
+	h.model.add(edit("calc.go", "return a * b", "return a + b"), submit("Add multiplied its operands; it adds them now."), submit(""))
+	h.startWorker()
+
+	first := h.checksDone(head, ghfake.Actions.Slug)
+	again := h.checksDone(head, ghfake.Actions.Slug) // a redelivery
+	h.deliver("check_run", h.f.CheckRunEvent(hRepo, job))
+	h.waitFor("the ci round's reply", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
+	h.roundDone(pr)
+	h.interactiveDone("the first checks task", jobs.ChecksTaskID(first))
+	h.interactiveDone("the redelivered checks task", jobs.ChecksTaskID(again))
+
+	round := h.f.HeadCommit(hRepo, branch)
+	if len(round.Parents) != 1 || round.Parents[0] != head || !strings.HasPrefix(round.Message, fmt.Sprintf("Fix the failing checks of #%d", pr)) ||
+		round.AuthorName != h.f.BotLogin() {
+		t.Errorf("the round's commit = %+v, want the bot's commit on %s", round, head)
+	}
+	if b, ok := h.file(branch, "calc.go"); !ok || !strings.Contains(b, "return a + b") {
+		t.Errorf("calc.go on the branch = %q, want the agent's fix", b)
+	}
+	prompt := h.model.instancePrompt(0)
+	for _, want := range []string{"Check test (GitHub Actions): failure.", "calc_test.go:9: Add(2, 2) = 4, Add(2, 3) = 6, want 5", "Failed steps: go test ./..."} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the ci round's task lacks %q:\n%s", want, prompt)
+		}
+	}
+	h.golden("ci_round_task", prompt)
+	h.golden("ci_round_reply", h.commentsWith(pr, "agentfix:final revise:")[0].Body)
+	if n := h.model.calls(); n != 3 {
+		t.Errorf("the model got %d requests, want the 3 of one round", n)
+	}
+	type check struct{ sha, title, conclusion string }
+	var got []check
+	for _, c := range h.f.CheckRuns(hRepo) {
+		if c.AppID == h.f.AppID() {
+			got = append(got, check{c.HeadSHA, c.Title, c.Conclusion})
+		}
+	}
+	want := []check{
+		{head, fmt.Sprintf("Superseded by %s, which has this round's result", round.SHA[:12]), "neutral"},
+		{round.SHA, "The agent submitted this change", "success"},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(check{})); diff != "" {
+		t.Errorf("the bot's check runs (-want +got):\n%s", diff)
+	}
+
+	// The completion delivered once more, after the round: its head moved
+	// on, so nothing starts.
+	late := h.checksDone(head, ghfake.Actions.Slug)
+	h.interactiveDone("the late checks task", jobs.ChecksTaskID(late))
+	if n := len(h.commentsWith(pr, "agentfix:")); n != 1 || h.model.calls() != 3 {
+		t.Errorf("after a late delivery: %d comments of the bot, %d model requests; want 1 and 3", n, h.model.calls())
+	}
+	if !strings.Contains(h.logs.String(), "no ci round: the pull request's head moved on") {
+		t.Error("the late delivery's checks task did not say why it started nothing")
+	}
+}
+
+// TestCIRoundPreExistingAndMissingLog: a check that also fails on the base
+// branch's head is named pre-existing in the task and the reply, and left
+// alone; a job whose log GitHub no longer keeps is worked on from its
+// check's output, and the task and the reply say so.
+func TestCIRoundPreExistingAndMissingLog(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pr, branch := h.ciPR()
+	head := h.f.HeadCommit(hRepo, branch).SHA
+	mainHead, _ := h.f.Branch(hRepo, "main")
+	lint := ghfake.CheckRun{Name: "lint", Conclusion: "failure", Title: "1 problem", Summary: "vet found 1 problem",
+		Annotations: []ghfake.Annotation{{Path: "README.md", StartLine: 1, Message: "no licence section"}}}
+	lint.HeadSHA = mainHead
+	h.f.AddCheckRun(hRepo, lint)
+	lint.HeadSHA = head
+	h.f.AddCheckRun(hRepo, lint)
+	h.f.AddJob(hRepo, ghfake.Job{HeadSHA: head, Workflow: "CI", Name: "test", Conclusion: "failure", LogStatus: 410,
+		Title: "Tests failed", Summary: "1 test failed", Annotations: []ghfake.Annotation{{Path: "calc_test.go", StartLine: 9, Message: "Add(2, 3) = 6, want 5"}},
+		Steps: []ghfake.Step{{Name: "go test ./...", Conclusion: "failure"}}})
+	h.model.add(edit("calc.go", "return a * b", "return a + b"), submit("Add adds now."), submit(""))
+	h.startWorker()
+
+	h.checksDone(head, ghfake.OtherCI.Slug)
+	h.checksDone(head, ghfake.Actions.Slug)
+	h.waitFor("the ci round's reply", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
+	prompt := h.model.instancePrompt(0)
+	for _, want := range []string{
+		"Check lint (Other CI): failure. It fails on the base branch's latest commit too, so this pull request did not cause it: do not try to fix it.",
+		"calc_test.go:9: Add(2, 3) = 6, want 5",
+		"The job's log could not be read (GitHub answered 410: it no longer keeps it)",
+	} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the ci round's task lacks %q:\n%s", want, prompt)
+		}
+	}
+	if strings.Contains(prompt, "no licence section") {
+		t.Errorf("the task holds the pre-existing check's report:\n%s", prompt)
+	}
+	h.golden("ci_round_preexisting_reply", h.commentsWith(pr, "agentfix:final revise:")[0].Body)
+}
+
+// TestCIFlakyRerun: with ci.rerun_failed the failed jobs are re-run once
+// first; when they pass, the bot says once that they look flaky and
+// starts no round.
+func TestCIFlakyRerun(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.f.Commit(hRepo, "main", map[string]string{".github/agent-fix.yml": "ci:\n  rerun_failed: true\n"}, "Re-run failed jobs")
+	pr, branch := h.ciPR()
+	head := h.f.HeadCommit(hRepo, branch).SHA
+	h.f.AddJob(hRepo, ghfake.Job{HeadSHA: head, Workflow: "CI", Name: "test", Conclusion: "failure", RerunConclusion: "success",
+		Steps: []ghfake.Step{{Name: "go test ./...", Conclusion: "failure", Log: "connection reset by peer"}}})
+	h.startWorker()
+
+	d := h.checksDone(head, ghfake.Actions.Slug)
+	h.interactiveDone("the checks task that re-runs", jobs.ChecksTaskID(d))
+	if n := len(h.f.Reruns(hRepo)); n != 1 {
+		t.Fatalf("re-runs = %d, want 1", n)
+	}
+	// The re-run passed: its suite completes again.
+	for range 2 {
+		d := h.checksDone(head, ghfake.Actions.Slug)
+		h.interactiveDone("the checks task after the re-run", jobs.ChecksTaskID(d))
+	}
+	notes := h.commentsWith(pr, "agentfix:ci-flaky")
+	if len(notes) != 1 {
+		t.Fatalf("flaky notes = %d, want 1; comments: %+v", len(notes), h.botComments(pr))
+	}
+	h.golden("ci_flaky_note", notes[0].Body)
+	if n := len(h.f.Reruns(hRepo)); n != 1 || h.model.calls() != 0 || len(h.botComments(pr)) != 1 {
+		t.Errorf("re-runs %d, model requests %d, comments %d; want 1, 0, 1", n, h.model.calls(), len(h.botComments(pr)))
+	}
+}
+
+// TestCIMaxRoundsSaidOnce: with ci.max_rounds 1, the round's commit
+// failing again gets no round, and the limit is said once however often
+// its checks are reported.
+func TestCIMaxRoundsSaidOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.f.Commit(hRepo, "main", map[string]string{".github/agent-fix.yml": "ci:\n  max_rounds: 1\n"}, "One round")
+	pr, branch := h.ciPR()
+	head := h.f.HeadCommit(hRepo, branch).SHA
+	h.failingJob(head, 0)
+	h.model.add(edit("calc.go", "return a * b", "return b * a"), submit("Swapped the operands."), submit(""))
+	h.startWorker()
+
+	h.checksDone(head, ghfake.Actions.Slug)
+	h.waitFor("the ci round's reply", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
+	h.roundDone(pr)
+	next := h.f.HeadCommit(hRepo, branch).SHA
+	if next == head {
+		t.Fatal("the round pushed nothing")
+	}
+	job := h.failingJob(next, 0)
+	d := h.checksDone(next, ghfake.Actions.Slug)
+	h.interactiveDone("the checks task of the round's commit", jobs.ChecksTaskID(d))
+	d = h.deliver("check_run", h.f.CheckRunEvent(hRepo, job))
+	h.interactiveDone("the check run's task", jobs.ChecksTaskID(d))
+	notes := h.commentsWith(pr, "agentfix:ci-limit")
+	if len(notes) != 1 {
+		t.Fatalf("limit notes = %d, want 1; comments: %+v", len(notes), h.botComments(pr))
+	}
+	h.golden("ci_limit_note", notes[0].Body)
+	if h.model.calls() != 3 || h.f.HeadCommit(hRepo, branch).SHA != next {
+		t.Errorf("model requests %d, head moved: %v; want 3 and no second round", h.model.calls(), h.f.HeadCommit(hRepo, branch).SHA != next)
+	}
+}
+
+// TestCIRoundsRefused: no ci round starts when a person pushed onto the
+// bot's branch, when a stop on the pull request turned automatic rounds
+// off, when the repository turns them off, or on a pull request the bot
+// did not open; each checks task says why.
+func TestCIRoundsRefused(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		// arrange prepares the pull request (the bot's, with its wrong fix
+		// by default) and returns its number and head.
+		arrange func(h *harness) (int, string)
+		why     string
+	}{
+		{"a person's commit on top", func(h *harness) (int, string) {
+			pr, branch := h.ciPR()
+			return pr, h.f.CommitAs(hRepo, branch, map[string]string{"calc.go": fixedCalc}, "My own fix", "Alice", fmt.Sprintf("%d+alice@users.noreply.github.com", hUserID))
+		}, "no ci round: commits by @alice are on the branch"},
+		{"stopped on the pull request", func(h *harness) (int, string) {
+			pr, branch := h.ciPR()
+			d := h.commentOn(pr, h.f.BotLogin(), hRequester, "/agent-fix stop")
+			h.interactiveDone("the stop", jobs.NoticeTaskID(d))
+			if n := len(h.commentsWith(pr, "I will not start any more rounds of my own on it")); n != 1 {
+				h.t.Errorf("replies to the stop = %d, want 1: %+v", n, h.botComments(pr))
+			}
+			return pr, h.f.HeadCommit(hRepo, branch).SHA
+		}, "no ci round: @alice stopped the automatic rounds of the pull request"},
+		{"turned off", func(h *harness) (int, string) {
+			h.f.Commit(hRepo, "main", map[string]string{".github/agent-fix.yml": "ci: {enabled: false}\n"}, "No automatic rounds")
+			pr, branch := h.ciPR()
+			return pr, h.f.HeadCommit(hRepo, branch).SHA
+		}, "no ci round: ci.enabled is false in .github/agent-fix.yml"},
+		{"someone else's pull request", func(h *harness) (int, string) {
+			head := h.f.Commit(hRepo, "carol-fix", map[string]string{"calc.go": wrongCalc}, "Carol's fix")
+			return h.f.AddPR(hRepo, ghfake.PR{Title: "Carol's fix", Head: "carol-fix", Author: "carol"}), head
+		}, "no ci round: the pull request is not the bot's"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			h.startWorker()
+			pr, head := tt.arrange(h)
+			h.failingJob(head, 0)
+			d := h.checksDone(head, ghfake.Actions.Slug)
+			h.interactiveDone("the checks task", jobs.ChecksTaskID(d))
+			if !strings.Contains(h.logs.String(), tt.why) {
+				t.Errorf("the checks task did not log %q:\n%s", tt.why, tail(h.logs.String(), 4000))
+			}
+			if h.model.calls() != 0 || h.reviseState(pr) != "" || len(h.commentsWith(pr, "agentfix:final")) != 0 {
+				t.Errorf("a round ran: %d model requests, task %q", h.model.calls(), h.reviseState(pr))
+			}
+		})
+	}
+}
+
+// TestConflictRound: a push to the default branch that makes the bot's
+// pull request conflict starts one conflict round (the push delivered
+// twice): the worker merges the base branch, the agent resolves the
+// conflict, and the bot pushes a merge commit without markers on top of
+// the pull request's head.
+func TestConflictRound(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	// Setup runs on the default branch's files, and must leave the merge
+	// in place for the agent.
+	h.f.Commit(hRepo, "main", map[string]string{".github/agent-fix.yml": "setup: [\"cat README.md\"]\ntest: \"! grep -rn '<<<<<<<' README.md\"\n"}, "Setup and test commands")
+	pr, branch := h.ciPR()
+	head := h.botCommit(branch, map[string]string{"README.md": "# widget\n\nAdd adds.\n"}, "Document Add")
+	before, _ := h.f.Branch(hRepo, "main")
+	h.f.Commit(hRepo, "main", map[string]string{"README.md": "# widget\n\nA small calculator.\n"}, "Describe the widget")
+	mainHead, _ := h.f.Branch(hRepo, "main")
+	h.model.add(
+		bash("grep -c '<<<<<<< HEAD' README.md && printf '# widget\\n\\nA small calculator. Add adds.\\n' > README.md"),
+		submit("Kept both descriptions."), submit(""),
+	)
+	h.startWorker()
+
+	push := h.f.PushEvent(hRepo, "main", before)
+	h.deliver("push", push)
+	h.deliver("push", push)
+	h.waitFor("the conflict round's reply", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
+	h.roundDone(pr)
+
+	merge := h.f.HeadCommit(hRepo, branch)
+	if diff := cmp.Diff([]string{head, mainHead}, merge.Parents); diff != "" {
+		t.Errorf("the merge commit's parents (-want +got):\n%s", diff)
+	}
+	if !strings.HasPrefix(merge.Message, "Merge branch 'main' into "+branch) {
+		t.Errorf("the merge commit's message = %q", merge.Message)
+	}
+	if b, _ := h.file(branch, "README.md"); b != "# widget\n\nA small calculator. Add adds.\n" {
+		t.Errorf("README.md after the merge = %q, want the agent's resolution", b)
+	}
+	if b, _ := h.file(branch, "calc.go"); b != wrongCalc {
+		t.Errorf("calc.go after the merge = %q, want the pull request's", b)
+	}
+	prompt := h.model.instancePrompt(0)
+	for _, want := range []string{"These files conflict", "- README.md", "<<<<<<< and |||||||", "+A small calculator."} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the conflict round's task lacks %q:\n%s", want, prompt)
+		}
+	}
+	h.golden("conflict_round_task", prompt)
+	h.golden("conflict_round_reply", h.commentsWith(pr, "agentfix:final revise:")[0].Body)
+	if n := h.model.calls(); n != 3 {
+		t.Errorf("the model got %d requests, want the 3 of one round", n)
+	}
+}
+
+// TestConflictRoundRefusesMarkers: a conflict round whose agent leaves
+// conflict markers pushes nothing and says where they are.
+func TestConflictRoundRefusesMarkers(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pr, branch := h.ciPR()
+	head := h.botCommit(branch, map[string]string{"README.md": "# widget\n\nAdd adds.\n"}, "Document Add")
+	before, _ := h.f.Branch(hRepo, "main")
+	h.f.Commit(hRepo, "main", map[string]string{"README.md": "# widget\n\nA small calculator.\n"}, "Describe the widget")
+	h.model.add(bash("head -3 README.md"), submit("Looked at it."), submit(""))
+	h.startWorker()
+
+	h.deliver("push", h.f.PushEvent(hRepo, "main", before))
+	h.waitFor("the conflict round's reply", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
+	reply := h.commentsWith(pr, "agentfix:final revise:")[0].Body
+	if !strings.Contains(reply, "I pushed nothing: conflict markers remain in `README.md`, so I did not push the merge.") {
+		t.Errorf("the reply does not say the markers remain:\n%s", reply)
+	}
+	if got := h.f.HeadCommit(hRepo, branch).SHA; got != head {
+		t.Errorf("the branch moved to %s", got)
+	}
+}
