@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -171,8 +172,26 @@ func (c *Cache) Save(ctx context.Context, repo, key, src string) error {
 	if err := os.Chtimes(entry, now, now); err != nil {
 		c.log.Warn("setup cache: mark an entry used", logattr.Err, err)
 	}
+	// The entry's size, measured once here, so eviction does not walk
+	// every entry after every save.
+	if err := os.WriteFile(entry+sizeSuffix, []byte(strconv.FormatInt(treeBytes(entry), 10)), 0o600); err != nil {
+		c.log.Warn("setup cache: record an entry's size", logattr.Err, err)
+	}
 	c.evict()
 	return nil
+}
+
+// sizeSuffix names the file next to an entry that holds its size.
+const sizeSuffix = ".size"
+
+// entryBytes is an entry's recorded size, measured when none is.
+func entryBytes(dir string) int64 {
+	if b, err := os.ReadFile(dir + sizeSuffix); err == nil {
+		if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+			return n
+		}
+	}
+	return treeBytes(dir)
 }
 
 // entry is the directory of repo's key.
@@ -214,12 +233,15 @@ func (c *Cache) evict() {
 	for _, r := range repos {
 		keys, _ := os.ReadDir(filepath.Join(c.dir, "repos", r.Name()))
 		for _, k := range keys {
+			if !k.IsDir() {
+				continue // a size file
+			}
 			dir := filepath.Join(c.dir, "repos", r.Name(), k.Name())
 			fi, err := os.Stat(dir)
 			if err != nil {
 				continue
 			}
-			s := stored{repo: r.Name(), dir: dir, used: fi.ModTime(), bytes: treeBytes(dir)}
+			s := stored{repo: r.Name(), dir: dir, used: fi.ModTime(), bytes: entryBytes(dir)}
 			all = append(all, s)
 			total += s.bytes
 		}
@@ -250,6 +272,7 @@ func (c *Cache) remove(s stored) bool {
 		c.log.Warn("setup cache: evict an entry", logattr.Err, err)
 		return false
 	}
+	os.Remove(s.dir + sizeSuffix)
 	c.log.Info("setup cache: evicted an entry", "bytes", s.bytes, "last_used", s.used)
 	return true
 }

@@ -53,7 +53,7 @@ func (m *Main) runFix(ctx context.Context, args []string) error {
 		sandbox = o.Sandbox
 	}
 	if sandbox == "bwrap" {
-		o.Images = &lazyImages{open: func() (session.Images, error) { return fixImages(cfg, log) }}
+		o.Images = &lazyImages{open: func() (session.Images, error) { return openImages(cfg, log) }}
 	}
 	o.CheckModel = func(ctx context.Context, m agent.Model) error { return checkModel(ctx, cfg, m, log) }
 	o.ProbeSandbox = func(ctx context.Context, kind, image, imageFrom string) error {

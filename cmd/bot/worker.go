@@ -196,12 +196,12 @@ func imageCache(cfg *config.App, log *slog.Logger) (session.Images, error) {
 		}
 		log.Warn("jobs cannot run in container images on this host; repositories that name one will fail", logErr(err))
 	}
-	return fixImages(cfg, log)
+	return openImages(cfg, log)
 }
 
-// fixImages opens the cache of unpacked images under AGENTFIX_DATA_DIR,
+// openImages opens the cache of unpacked images under AGENTFIX_DATA_DIR,
 // which bot fix shares with a worker on the same machine.
-func fixImages(cfg *config.App, log *slog.Logger) (session.Images, error) {
+func openImages(cfg *config.App, log *slog.Logger) (session.Images, error) {
 	max := cfg.ImageCacheBytes
 	if max == 0 {
 		max = defaultImageCacheBytes
