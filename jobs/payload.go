@@ -62,7 +62,8 @@ type Trigger struct {
 
 // Command is the slash command a comment carried.
 type Command struct {
-	// Verb is "" for a plain command (work, with Instructions), "stop" or "help".
+	// Verb is "" for a plain command (work, with Instructions), "stop",
+	// "resume" or "help".
 	Verb string `json:"verb,omitempty"`
 	// Instructions is the free text after the command: the rest of its line
 	// and the rest of the comment.
@@ -72,7 +73,10 @@ type Command struct {
 // The command verbs besides plain work.
 const (
 	VerbStop = "stop"
-	VerbHelp = "help"
+	// VerbResume turns the bot's own rounds on its pull request (for
+	// failing checks and merge conflicts) back on after a stop.
+	VerbResume = "resume"
+	VerbHelp   = "help"
 )
 
 // FixIssue is the payload of a fix task: make a PR for an issue. The worker
@@ -126,6 +130,9 @@ const (
 	OutcomeNotBotsPR Outcome = "not_bots_pr"
 	// OutcomeStop: the command was stop; the interactive worker cancels.
 	OutcomeStop Outcome = "stop"
+	// OutcomeResume: the command was resume; the interactive worker turns
+	// the pull request's automatic rounds back on.
+	OutcomeResume Outcome = "resume"
 	// OutcomeHelp: the command was help; the interactive worker replies.
 	OutcomeHelp Outcome = "help"
 )

@@ -13,7 +13,7 @@ const space = " \t\f\r"
 // §4): a line that is, after optional whitespace, the command name (any
 // case) followed by whitespace or the end of the line. Quoted lines (">")
 // and lines inside fenced code blocks (``` or ~~~) never count. The first
-// word after the name selects stop or help; otherwise the instructions are
+// word after the name selects stop, resume or help; otherwise the instructions are
 // the rest of that line plus the rest of the comment.
 func parseCommand(body, name string) (jobs.Command, bool) {
 	lines := strings.Split(body, "\n")
@@ -42,7 +42,7 @@ func parseCommand(body, name string) (jobs.Command, bool) {
 		// sentence starting with "Stop" on the next line stays instructions.
 		if fields := strings.Fields(rest); len(fields) > 0 {
 			switch v := strings.ToLower(fields[0]); v {
-			case jobs.VerbStop, jobs.VerbHelp:
+			case jobs.VerbStop, jobs.VerbResume, jobs.VerbHelp:
 				after := text[len(fields[0]):]
 				return jobs.Command{Verb: v, Instructions: strings.TrimSpace(after)}, true
 			}

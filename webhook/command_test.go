@@ -26,6 +26,8 @@ func TestParseCommand(t *testing.T) {
 		{name: "stop", body: "/agent-fix stop", want: jobs.Command{Verb: jobs.VerbStop}, wantOK: true},
 		{name: "stop any case with text", body: "/agent-fix STOP it is wrong", want: jobs.Command{Verb: jobs.VerbStop, Instructions: "it is wrong"}, wantOK: true},
 		{name: "help", body: "/agent-fix help", want: jobs.Command{Verb: jobs.VerbHelp}, wantOK: true},
+		{name: "resume", body: "/agent-fix Resume", want: jobs.Command{Verb: jobs.VerbResume}, wantOK: true},
+		{name: "resuming is not resume", body: "/agent-fix resuming the parser work", want: jobs.Command{Instructions: "resuming the parser work"}, wantOK: true},
 		{name: "verb on the next line is instructions", body: "/agent-fix\nStop using globals", want: jobs.Command{Instructions: "Stop using globals"}, wantOK: true},
 		{name: "stop with more lines", body: "/agent-fix stop\nwrong approach", want: jobs.Command{Verb: jobs.VerbStop, Instructions: "wrong approach"}, wantOK: true},
 		{name: "stopping is not stop", body: "/agent-fix stopping early is fine", want: jobs.Command{Instructions: "stopping early is fine"}, wantOK: true},
@@ -89,7 +91,7 @@ func FuzzParseCommand(f *testing.F) {
 			if !strings.Contains(strings.ToLower(body), "/agent-fix") {
 				t.Errorf("command found in a body without the name: %q", body)
 			}
-			if cmd.Verb != "" && cmd.Verb != jobs.VerbStop && cmd.Verb != jobs.VerbHelp {
+			if cmd.Verb != "" && cmd.Verb != jobs.VerbStop && cmd.Verb != jobs.VerbResume && cmd.Verb != jobs.VerbHelp {
 				t.Errorf("verb %q", cmd.Verb)
 			}
 			if strings.TrimSpace(cmd.Instructions) != cmd.Instructions {

@@ -112,6 +112,14 @@ func TestDecide(t *testing.T) {
 			}},
 		},
 		{
+			name: "resume on the bot's PR", event: "issue_comment", file: "issue_comment.created.json",
+			edits: []edit{body("/agent-fix resume"), asPR("Bot"), set("issue.user.login", "agentfix[bot]")},
+			want: decision{notice: &jobs.Notice{
+				DeliveryID: d, Installation: 1, Repo: helloWorld, Number: 1, IsPR: true, Trigger: issueComment, Requester: codertocat,
+				Command: jobs.Command{Verb: jobs.VerbResume}, Author: &bot, Outcome: jobs.OutcomeResume,
+			}},
+		},
+		{
 			name: "review on the bot's PR", event: "pull_request_review", file: "pull_request_review.submitted.json",
 			edits: []edit{set("review.body", "Close.\n/agent-fix address my comments"), set("pull_request.user.type", "Bot"), set("pull_request.user.login", "agentfix[bot]")},
 			want: decision{revise: &jobs.RevisePR{

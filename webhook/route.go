@@ -26,7 +26,7 @@ type commentRequest struct {
 // routeComment decides what a comment asks for (DESIGN.md §4): on an issue
 // a fix; on a PR opened by a bot a revise round (the worker checks the bot
 // is this App); on a PR opened by a person only a notice saying the bot
-// revises its own PRs; stop and help only a notice, for the interactive
+// revises its own PRs; stop, resume and help only a notice, for the interactive
 // worker to act on. A comment that asks for any of these fails when a
 // field the task uses is one GitHub never sends (validate.go).
 func (r rules) routeComment(c commentRequest) (decision, error) {
@@ -56,6 +56,9 @@ func (r rules) routeComment(c commentRequest) (decision, error) {
 	switch {
 	case cmd.Verb == jobs.VerbStop:
 		notice.Outcome = jobs.OutcomeStop
+		return decision{notice: notice}, nil
+	case cmd.Verb == jobs.VerbResume:
+		notice.Outcome = jobs.OutcomeResume
 		return decision{notice: notice}, nil
 	case cmd.Verb == jobs.VerbHelp:
 		notice.Outcome = jobs.OutcomeHelp

@@ -595,3 +595,50 @@ func (nt *notice) stopAutoRounds(ctx context.Context, pr ghapp.PullRequest) (boo
 	nt.log.Info("automatic rounds of the pull request stopped")
 	return true, nil
 }
+
+// resume handles a resume command: on the bot's pull request, someone
+// with write access turns its automatic rounds back on after a stop, and
+// the checks of its head are looked at again at once (a checks task of
+// the command's delivery), so checks that failed while the rounds were
+// off get their round now. Anywhere else it gets a reply saying why
+// nothing changed.
+func (nt *notice) resume(ctx context.Context) (outcome.Outcome, error) {
+	n, w := nt.n, nt.w
+	d := w.replies.data(n.Requester.Login, n.DeliveryID)
+	d.IsPR = n.IsPR
+	reply := func(k report.ReplyKind) (outcome.Outcome, error) {
+		return posted(outcome.Replied, w.replies.post(ctx, nt.gh, nt.repo, n.Number, k, d))
+	}
+	if !n.IsPR {
+		return reply(report.ReplyNothingToResume)
+	}
+	pr, err := nt.gh.PR(ctx, nt.repo, n.Number)
+	if err != nil {
+		return outcome.Error, err
+	}
+	if mine, err := w.isBotPR(ctx, pr); err != nil {
+		return outcome.Error, err
+	} else if !mine {
+		return reply(report.ReplyNotMyPR)
+	}
+	if perm, err := nt.gh.Permission(ctx, nt.repo, n.Requester.Login); err != nil {
+		return outcome.Error, err
+	} else if !perm.CanWrite() {
+		return reply(report.ReplyResumeRefused)
+	}
+	if d.StoppedBy, err = w.store.ResumeAuto(ctx, nt.repo, pr.Number); err != nil {
+		return outcome.Error, err
+	}
+	if d.StoppedBy == "" {
+		return reply(report.ReplyNothingToResume)
+	}
+	nt.log.Info("automatic rounds of the pull request resumed; @" + d.StoppedBy + " had stopped them")
+	if pr.State == "open" {
+		err := w.queue.SubmitChecks(ctx, jobs.ChecksDone{DeliveryID: n.DeliveryID, Installation: n.Installation,
+			Repo: n.Repo, HeadSHA: pr.HeadSHA, PRs: []int{pr.Number}})
+		if err != nil && !errors.Is(err, jobs.ErrDuplicate) {
+			return outcome.Error, fmt.Errorf("look at the checks of %s again: %w", report.ShortSHA(pr.HeadSHA), err)
+		}
+	}
+	return reply(report.ReplyAutoResumed)
+}

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentfix/agentfix/ghapp"
+	"github.com/agentfix/agentfix/jobs"
 )
 
 func TestAutoRefusal(t *testing.T) {
@@ -174,5 +175,27 @@ func TestCheckText(t *testing.T) {
 				t.Errorf("checkText (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestDoing: the running check run of a round the bot starts on its own
+// says what it does, not "working on #N for @agentfix[bot]".
+func TestDoing(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		kind      string
+		pr, issue int
+		want      string
+	}{
+		{jobs.TypeCI, 7, 3, "fixing the failing checks of #7 on its own, for issue #3"},
+		{jobs.TypeCI, 7, 0, "fixing the failing checks of #7 on its own"},
+		{jobs.TypeConflict, 7, 3, "resolving the merge conflicts of #7 with its base branch on its own, for issue #3"},
+		{jobs.TypeRevise, 7, 3, ""},
+		{jobs.TypeFix, 3, 3, ""},
+	}
+	for _, tt := range tests {
+		if got := doing(tt.kind, tt.pr, tt.issue); got != tt.want {
+			t.Errorf("doing(%s, %d, %d) = %q, want %q", tt.kind, tt.pr, tt.issue, got, tt.want)
+		}
 	}
 }

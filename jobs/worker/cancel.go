@@ -24,6 +24,12 @@ type taskHead struct {
 	Repo         jobs.Repo `json:"repo"`
 	Number       int       `json:"number"`
 	Requester    jobs.User `json:"requester"`
+	// Author is the pull request's author (a revise or automatic round).
+	Author jobs.User `json:"author"`
+	// Head and Round are an automatic round's (jobs.FixChecks,
+	// jobs.ResolveConflict).
+	Head  string `json:"head"`
+	Round int    `json:"round"`
 }
 
 func decodeHead(b []byte) taskHead {

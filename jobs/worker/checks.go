@@ -2,10 +2,12 @@ package worker
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/agentfix/agentfix/agent"
 	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/internal/logattr"
+	"github.com/agentfix/agentfix/jobs"
 	"github.com/agentfix/agentfix/jobs/worker/outcome"
 	"github.com/agentfix/agentfix/jobs/worker/report"
 	"github.com/agentfix/agentfix/jobs/worker/store"
@@ -88,7 +90,7 @@ func (c *checks) finish(ctx context.Context, j *job, o outcome.Outcome, pushed s
 
 // data is the check run summary's data.
 func (c *checks) data(j *job, res agent.Result, running bool) report.Check {
-	d := report.Check{Running: running, Issue: j.number, Requester: j.requester.Login, Model: j.cfg.Model,
+	d := report.Check{Running: running, Issue: j.number, Requester: j.requester.Login, Doing: doing(j.kind, j.thread, j.number), Model: j.cfg.Model,
 		Steps: res.Steps, CostUSD: res.CostUSD, Duration: res.Duration, RunID: j.runID()}
 	if !running {
 		d.ExitStatus, d.Detail, d.Verification = string(res.Status), report.IncompleteDetail(res), report.Verification(res)
@@ -96,4 +98,24 @@ func (c *checks) data(j *job, res agent.Result, running bool) report.Check {
 		d.Environment = j.saved.Environment.Description
 	}
 	return d
+}
+
+// doing says what the agent of an automatic round (kind jobs.TypeCI or
+// jobs.TypeConflict) on pull request pr, of issue (0 when unknown), is
+// doing, for its running check run; "" for the rounds people ask for,
+// which name the issue and the requester.
+func doing(kind string, pr, issue int) string {
+	var what string
+	switch kind {
+	case jobs.TypeCI:
+		what = fmt.Sprintf("fixing the failing checks of #%d on its own", pr)
+	case jobs.TypeConflict:
+		what = fmt.Sprintf("resolving the merge conflicts of #%d with its base branch on its own", pr)
+	default:
+		return ""
+	}
+	if issue > 0 {
+		what += fmt.Sprintf(", for issue #%d", issue)
+	}
+	return what
 }

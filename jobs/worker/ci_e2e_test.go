@@ -394,6 +394,53 @@ func TestCIRoundsRefused(t *testing.T) {
 	}
 }
 
+// TestCIRoundsResume: a stop turns the automatic rounds of the bot's pull
+// request off, for good, until someone with write access comments
+// resume: a resume by someone without it is refused, the resume lifts the
+// stop and looks at the head's checks at once, so the check that failed
+// while the rounds were off gets its round; a second resume has nothing
+// to lift.
+func TestCIRoundsResume(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pr, branch := h.ciPR()
+	head := h.f.HeadCommit(hRepo, branch).SHA
+	h.failingJob(head, 0)
+	h.model.add(edit("calc.go", "return a * b", "return a + b"), submit("Add multiplied its operands; it adds them now."), submit(""))
+	h.startWorker()
+
+	d := h.commentOn(pr, h.f.BotLogin(), hRequester, "/agent-fix stop")
+	h.interactiveDone("the stop", jobs.NoticeTaskID(d))
+	d = h.checksDone(head, ghfake.Actions.Slug)
+	h.interactiveDone("the checks task while stopped", jobs.ChecksTaskID(d))
+	if h.model.calls() != 0 || !strings.Contains(h.logs.String(), "no ci round: @alice stopped the automatic rounds") {
+		t.Fatalf("a round ran while the rounds were stopped (%d model requests)", h.model.calls())
+	}
+
+	d = h.commentOn(pr, h.f.BotLogin(), "mallory", "/agent-fix resume")
+	h.interactiveDone("mallory's resume", jobs.NoticeTaskID(d))
+	if n := len(h.commentsWith(pr, "only someone with write access to this repository can turn my own rounds")); n != 1 {
+		t.Errorf("refusals of mallory's resume = %d, want 1: %+v", n, h.botComments(pr))
+	}
+	d = h.commentOn(pr, h.f.BotLogin(), hRequester, "/agent-fix resume")
+	h.interactiveDone("the resume", jobs.NoticeTaskID(d))
+	resumed := h.commentsWith(pr, "I start rounds on this pull request on my own again (@alice had stopped them)")
+	if len(resumed) != 1 {
+		t.Fatalf("replies to the resume = %d, want 1: %+v", len(resumed), h.botComments(pr))
+	}
+	h.waitFor("the ci round's reply", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
+	h.roundDone(pr)
+	if b, ok := h.file(branch, "calc.go"); !ok || !strings.Contains(b, "return a + b") {
+		t.Errorf("calc.go on the branch = %q, want the ci round's fix", b)
+	}
+
+	d = h.commentOn(pr, h.f.BotLogin(), hRequester, "/agent-fix resume")
+	h.interactiveDone("the second resume", jobs.NoticeTaskID(d))
+	if n := len(h.commentsWith(pr, "were not stopped, so there is nothing to resume")); n != 1 {
+		t.Errorf("replies to the second resume = %d, want 1: %+v", n, h.botComments(pr))
+	}
+}
+
 // TestConflictRound: a push to the default branch that makes the bot's
 // pull request conflict starts one conflict round (the push delivered
 // twice): the worker merges the base branch, the agent resolves the

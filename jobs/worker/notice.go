@@ -19,7 +19,7 @@ import (
 // handleNotice is the interactive side of a trigger delivery (DESIGN.md
 // §4): 👀 on what triggered, then what the edge's outcome needs — the
 // permission check and the status comment of a queued job, "already
-// working" with a link, a follow-up kept, "not my PR", stop, help.
+// working" with a link, a follow-up kept, "not my PR", stop, resume, help.
 func (w *Worker) handleNotice(ctx context.Context, t *asynq.Task) error {
 	n, err := jobs.Decode[jobs.Notice](t.Payload())
 	if err == nil {
@@ -73,6 +73,8 @@ func (nt *notice) handle(ctx context.Context) (outcome.Outcome, error) {
 		return posted(outcome.Replied, nt.w.replies.post(ctx, nt.gh, nt.repo, n.Number, report.ReplyNotMyPR, d))
 	case jobs.OutcomeStop:
 		return nt.stop(ctx)
+	case jobs.OutcomeResume:
+		return nt.resume(ctx)
 	case jobs.OutcomeHelp:
 		return nt.help(ctx)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/internal/logattr"
 	"github.com/agentfix/agentfix/jobs"
@@ -86,7 +87,8 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 
 // sweepOne ends the job of archived task info unless it was reported.
 func (w *Worker) sweepOne(ctx context.Context, info *asynq.TaskInfo) (bool, error) {
-	if info.Type != jobs.TypeFix && info.Type != jobs.TypeRevise {
+	auto := info.Type == jobs.TypeCI || info.Type == jobs.TypeConflict
+	if info.Type != jobs.TypeFix && info.Type != jobs.TypeRevise && !auto {
 		return false, nil
 	}
 	h := decodeHead(info.Payload)
@@ -106,21 +108,31 @@ func (w *Worker) sweepOne(ctx context.Context, info *asynq.TaskInfo) (bool, erro
 	log := w.log.With(logattr.Task, info.ID, logattr.DeliveryID, h.DeliveryID, logattr.Repo, h.Repo.FullName)
 	log.Error(fmt.Sprintf("%s job ended without a report after %d attempts (last error: %s); ending it for the requester",
 		info.Type, info.Retried+1, info.LastErr))
+	onPR := info.Type != jobs.TypeFix
 	j := &job{kind: info.Type, taskID: info.ID, key: key, delivery: h.DeliveryID, install: h.Installation, repo: repo,
-		clone: h.Repo, requester: h.Requester, number: h.Number, thread: h.Number, onPR: info.Type == jobs.TypeRevise,
+		clone: h.Repo, requester: h.Requester, number: h.Number, thread: h.Number, onPR: onPR,
 		gh: gh, log: log, saved: saved}
-	detail := "the worker stopped on every attempt of this job (it crashed or was killed) and gave up; ask again to retry."
+	if onPR {
+		j.number = 0 // the issue of the pull request is not known here
+	}
+	final := sweptFinal(info.Type, saved.Result.Patch != "")
+	final.Patch = saved.Result.Patch
 	if id, err := w.store.JobRun(ctx, key); err == nil && id != "" {
 		w.endRun(ctx, log, id, outcome.Failed, "the worker stopped on every attempt")
 	}
-	// The status comment the notice posted — or one posted now, when the
-	// notice has not come yet, so it finds a final status, not "queued".
-	if err := w.statuses.open(ctx, j); err != nil {
-		return false, err
+	if !auto {
+		// The status comment the notice posted — or one posted now, when
+		// the notice has not come yet, so it finds a final status, not
+		// "queued". Automatic rounds have none.
+		if err := w.statuses.open(ctx, j); err != nil {
+			return false, err
+		}
+		j.show(ctx, func(d *report.Status) {
+			d.Phase, d.Outcome, d.Detail = report.PhaseFailed, outcome.Failed, final.Detail
+		})
 	}
-	j.show(ctx, func(d *report.Status) { d.Phase, d.Outcome, d.Detail = report.PhaseFailed, outcome.Failed, detail })
 	w.checks.finish(ctx, j, outcome.Failed, "", agent.Result{})
-	if err := w.sweptFinal(ctx, j, detail); err != nil {
+	if err := w.postSwept(ctx, j, h, final); err != nil {
 		return false, err
 	}
 	j.saved.Done = &store.Published{Outcome: outcome.Failed}
@@ -129,19 +141,47 @@ func (w *Worker) sweepOne(ctx context.Context, info *asynq.TaskInfo) (bool, erro
 	}
 	w.journal.remove(key)
 	w.metrics.job(info.Type, outcome.Failed)
+	if onPR {
+		// Commands people left while the round ran get their round.
+		w.roundEnded(ctx, j, h.Author)
+	}
 	return true, nil
 }
 
-// sweptFinal posts the final word of a job the sweep ended: on the issue,
+// sweptFinal is the final word of a job of kind the sweep ended, whose
+// agent's change was saved (withPatch) or not.
+func sweptFinal(kind string, withPatch bool) report.Final {
+	what := "job"
+	if kind != jobs.TypeFix {
+		what = "round"
+	}
+	detail := fmt.Sprintf("the worker stopped on every attempt of this %s (it crashed or was killed) and gave up", what)
+	if withPatch {
+		detail += ", after the agent finished; its change is below"
+	}
+	switch kind {
+	case jobs.TypeCI, jobs.TypeConflict:
+		detail += "; comment the command with instructions for a round."
+	default:
+		detail += "; ask again to retry."
+	}
+	return report.Final{Outcome: outcome.Failed, Detail: detail}
+}
+
+// postSwept posts the final word of a job the sweep ended: on the issue,
 // or the round's reply on its pull request.
-func (w *Worker) sweptFinal(ctx context.Context, j *job, detail string) error {
-	d := w.finalData(j, report.Final{Outcome: outcome.Failed, Detail: detail})
+func (w *Worker) postSwept(ctx context.Context, j *job, h taskHead, f report.Final) error {
+	d := w.finalData(j, f)
 	d.Marker = ghapp.Marker("final " + j.key)
 	var body string
 	var err error
-	if j.onPR {
+	switch j.kind {
+	case jobs.TypeCI, jobs.TypeConflict:
+		body, err = w.texts.AutoRound(report.AutoRound{Final: d, Head: report.ShortSHA(h.Head), Round: h.Round,
+			MaxRounds: w.maxAutoRounds(ctx, j), ConfigFile: config.RepoFile})
+	case jobs.TypeRevise:
 		body, err = w.texts.RoundFinal(report.RoundFinal{Final: d, Requesters: []string{j.requester.Login}})
-	} else {
+	default:
 		body, err = w.texts.Final(d)
 	}
 	if err != nil {
@@ -149,4 +189,14 @@ func (w *Worker) sweptFinal(ctx context.Context, j *job, detail string) error {
 	}
 	_, err = report.PostOnce(ctx, j.gh, j.repo, j.thread, d.Marker, body)
 	return err
+}
+
+// maxAutoRounds is ci.max_rounds of the job's repository, or its default
+// when the settings cannot be read.
+func (w *Worker) maxAutoRounds(ctx context.Context, j *job) int {
+	s, err := w.settings.load(ctx, j.install, j.repo)
+	if err != nil || s.Repo.CI.MaxRounds == 0 {
+		return config.DefaultCIMaxRounds
+	}
+	return s.Repo.CI.MaxRounds
 }

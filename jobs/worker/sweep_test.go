@@ -11,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/jobs"
 	"github.com/agentfix/agentfix/jobs/worker/outcome"
 	"github.com/agentfix/agentfix/jobs/worker/store"
@@ -118,5 +119,81 @@ func TestSweepEndsLostJobs(t *testing.T) {
 	}
 	if n, err := w.sweepLost(t.Context()); err != nil || n != 0 {
 		t.Errorf("a second sweep = %d, %v; want 0", n, err)
+	}
+}
+
+// TestSweepEndsArchivedAutomaticRounds: a ci round asynq archived without
+// its handler reporting, after an attempt put its check run on the head,
+// is ended by the sweep like any job: the check run is completed, one
+// reply on the pull request says the round stopped (no status comment: an
+// automatic round has none), its run record is marked failed — once.
+func TestSweepEndsArchivedAutomaticRounds(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	w, err := New(h.options(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, branch := h.ciPR()
+	head := h.f.HeadCommit(hRepo, branch).SHA
+	p := jobs.FixChecks{DeliveryID: jobs.CIDeliveryID(head), Installation: hInstall, Repo: jobs.Repo{FullName: hRepo, CloneURL: h.f.CloneURL(hRepo)},
+		Number: pr, Author: jobs.User{Login: h.f.BotLogin(), Type: "Bot"}, Head: head, Round: 1,
+		Requester: jobs.User{Login: h.f.BotLogin(), Type: "Bot"}}
+	if _, err := jobs.NewClient(h.rdb, h.cfg.MaxDuration).EnqueueCI(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	taskID := jobs.ReviseTaskID(hRepo, pr)
+	key := store.JobKey(taskID, p.DeliveryID)
+	if err := asynq.NewInspectorFromRedisClient(h.rdb).ArchiveTask(jobs.QueueAgent, taskID); err != nil {
+		t.Fatal(err)
+	}
+	// The attempt that died had its run and its check run on the head.
+	rec, err := h.store.Create(t.Context(), runs.Meta{Kind: jobs.TypeCI, TaskID: taskID, DeliveryID: p.DeliveryID, Repo: hRepo, Number: pr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Close()
+	if err := w.store.SetJobRun(t.Context(), key, rec.ID()); err != nil {
+		t.Fatal(err)
+	}
+	gh, err := h.app.Installation(hInstall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, _ := ghapp.ParseRepo(hRepo)
+	cr, err := gh.CreateCheckRun(t.Context(), repo, ghapp.NewCheckRun{Name: CheckRunName, HeadSHA: head, ExternalID: key, Status: "in_progress",
+		Title: "Fixing the failing checks", Summary: "working"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.store.SetCheckRun(t.Context(), key, store.CheckRun{SHA: head, ID: cr.ID}); err != nil {
+		t.Fatal(err)
+	}
+
+	if n, err := w.Sweep(t.Context()); err != nil || n != 1 {
+		t.Fatalf("the sweep ended %d jobs (%v), want 1", n, err)
+	}
+	replies := h.commentsWith(pr, "agentfix:final "+key)
+	if len(replies) != 1 || !strings.Contains(replies[0].Body, "the worker stopped on every attempt of this round") ||
+		!strings.Contains(replies[0].Body, "Automatic round 1 of at most 2") {
+		t.Fatalf("the round's replies = %+v, want one saying it stopped", replies)
+	}
+	if s := h.commentsWith(pr, "agentfix:status"); len(s) != 0 {
+		t.Errorf("the sweep posted a status comment for an automatic round: %+v", s)
+	}
+	for _, c := range h.f.CheckRuns(hRepo) {
+		if c.ID == cr.ID && (c.Status != "completed" || c.Conclusion == "") {
+			t.Errorf("the round's check run = %s/%s, want it completed", c.Status, c.Conclusion)
+		}
+	}
+	got, err := h.store.Get(t.Context(), rec.ID())
+	if err != nil || got.Meta.Status != string(outcome.Failed) {
+		t.Errorf("run record = %+v, %v; want failed", got.Meta, err)
+	}
+	if n, err := w.Sweep(t.Context()); err != nil || n != 0 {
+		t.Errorf("a second sweep ended %d jobs (%v), want 0", n, err)
+	}
+	if n := len(h.commentsWith(pr, "agentfix:final")); n != 1 {
+		t.Errorf("replies after a second sweep = %d, want 1", n)
 	}
 }

@@ -11,9 +11,19 @@ const (
 	tmplCIFlaky   = "ci_flaky.md.tmpl"
 )
 
-// ReplyAutoStopped: a stop on the bot's pull request with nothing
-// running; no automatic round starts on it any more.
-const ReplyAutoStopped ReplyKind = "auto_stopped"
+// The replies about automatic rounds.
+const (
+	// ReplyAutoStopped: a stop on the bot's pull request with nothing
+	// running; no automatic round starts on it until a resume.
+	ReplyAutoStopped ReplyKind = "auto_stopped"
+	// ReplyAutoResumed: a resume lifted the stop of someone (StoppedBy).
+	ReplyAutoResumed ReplyKind = "auto_resumed"
+	// ReplyNothingToResume: a resume on an issue, or on a pull request of
+	// the bot's whose automatic rounds were not stopped.
+	ReplyNothingToResume ReplyKind = "nothing_to_resume"
+	// ReplyResumeRefused: a resume by someone without write access.
+	ReplyResumeRefused ReplyKind = "resume_refused"
+)
 
 // CheckRef is a check a text names.
 type CheckRef struct {

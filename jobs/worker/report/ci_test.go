@@ -60,6 +60,13 @@ func TestAutoRoundGolden(t *testing.T) {
 	none.Checks = nil
 	out += goldenCases(t, x, tmplCILimit, []golden{{"limit reached", note}, {"limit of one reached", one}, {"limit reached, nothing failing named", none}})
 	out += goldenCases(t, x, tmplCIFlaky, []golden{{"flaky", one}, {"flaky, two", note}})
-	out += goldenCases(t, x, tmpl(ReplyAutoStopped), []golden{{"automatic rounds stopped", Reply{Marker: ghapp.Marker("reply d-9"), Requester: "bob", Command: "/agent-fix"}}})
+	reply := Reply{Marker: ghapp.Marker("reply d-9"), Requester: "bob", Command: "/agent-fix"}
+	resumed, onPR := reply, reply
+	resumed.StoppedBy, resumed.IsPR = "alice", true
+	onPR.IsPR = true
+	out += goldenCases(t, x, tmpl(ReplyAutoStopped), []golden{{"automatic rounds stopped", reply}})
+	out += goldenCases(t, x, tmpl(ReplyAutoResumed), []golden{{"automatic rounds resumed", resumed}})
+	out += goldenCases(t, x, tmpl(ReplyNothingToResume), []golden{{"nothing to resume", onPR}, {"resume on an issue", reply}})
+	out += goldenCases(t, x, tmpl(ReplyResumeRefused), []golden{{"resume refused", onPR}})
 	checkGolden(t, "auto_round", out)
 }

@@ -62,6 +62,8 @@ type Reply struct {
 	// allowed).
 	Budget     string
 	ConfigFile string
+	// StoppedBy is who had stopped the automatic rounds a resume lifted.
+	StoppedBy string
 }
 
 // Reply renders reply k.

@@ -304,7 +304,10 @@ func TestCheckRunGolden(t *testing.T) {
 	evidence := success
 	evidence.Evidence = &Evidence{Command: "pytest", Base: "failed with exit code 1", Change: "passed", Proven: []string{"test_empty in tests/test_parse.py"}}
 	evidence.Environment = "image `python:3.12` (`index.docker.io/library/python@sha256:4567`), the operator's default"
-	out := goldenCases(t, x, tmplCheckRun, []golden{{"running", running}, {"success", success}, {"neutral", neutral}, {"with evidence", evidence}})
+	auto := running
+	auto.Requester, auto.Doing = "agentfix[bot]", "fixing the failing checks of #14 on its own, for issue #12"
+	out := goldenCases(t, x, tmplCheckRun, []golden{{"running", running}, {"running, a round of its own", auto},
+		{"success", success}, {"neutral", neutral}, {"with evidence", evidence}})
 	checkGolden(t, "check_run", out)
 }
 

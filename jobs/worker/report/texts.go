@@ -142,9 +142,12 @@ func (x *Texts) ThreadReply(d ThreadReply) (string, error) { return x.render(tmp
 type Check struct {
 	// Running is set while the job runs; then only Issue and Requester
 	// are shown besides the table.
-	Running    bool
-	Issue      int
-	Requester  string
+	Running   bool
+	Issue     int
+	Requester string
+	// Doing, when set, says what the agent is doing instead of "working
+	// on #Issue for @Requester" (the rounds the bot starts on its own).
+	Doing      string
 	ExitStatus string
 	Detail     string
 	Model      string

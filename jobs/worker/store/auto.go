@@ -6,36 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agentfix/agentfix/repo"
 )
-
-// The keys of automatic rounds: the rounds the bot starts on its own pull
-// requests, unasked, when their checks fail or they no longer merge with
-// their base branch.
-const (
-	// autoRoundsPrefix + repo#number: the automatic rounds a pull request
-	// had, a set of round ids (one per head commit and kind), which
-	// ci.max_rounds bounds.
-	autoRoundsPrefix = "agentfix:autorounds:"
-	// autoStopPrefix + repo#number: who stopped the automatic rounds of a
-	// pull request (a stop command on it).
-	autoStopPrefix = "agentfix:autostop:"
-	// rerunPrefix + repo@commit: the checks whose failed jobs the bot
-	// re-ran on a commit (JSON names), so it re-runs them once.
-	rerunPrefix = "agentfix:rerun:"
-	// autoNotePrefix + repo#number:what: a note of automatic rounds said
-	// once on a pull request (the limit reached, flaky checks of a head).
-	autoNotePrefix = "agentfix:autonote:"
-)
-
-// autoTTL is how long the state of a pull request's automatic rounds is
-// kept after its last change: longer than a pull request usually stays
-// open unattended.
-const autoTTL = 30 * 24 * time.Hour
 
 // AutoTake is what TakeAutoRound found.
 type AutoTake string
@@ -93,12 +68,27 @@ func (s *Store) ReleaseAutoRound(ctx context.Context, r repo.Name, number int, i
 }
 
 // StopAuto records that login stopped the automatic rounds of pull request
-// number.
+// number. The stop holds until ResumeAuto lifts it: it never expires, so
+// a pull request left alone for months does not start rounds of its own
+// again (the key is a login, a few bytes per stopped pull request).
 func (s *Store) StopAuto(ctx context.Context, r repo.Name, number int, login string) error {
-	if err := s.rdb.Set(ctx, autoStopPrefix+prKey(r, number), login, autoTTL).Err(); err != nil {
+	if err := s.rdb.Set(ctx, autoStopPrefix+prKey(r, number), login, 0).Err(); err != nil {
 		return fmt.Errorf("stop the automatic rounds of %s#%d: %w", r, number, err)
 	}
 	return nil
+}
+
+// ResumeAuto lifts the stop of the automatic rounds of pull request
+// number and returns who had stopped them ("" when nobody had).
+func (s *Store) ResumeAuto(ctx context.Context, r repo.Name, number int) (string, error) {
+	login, err := s.rdb.GetDel(ctx, autoStopPrefix+prKey(r, number)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("resume the automatic rounds of %s#%d: %w", r, number, err)
+	}
+	return login, nil
 }
 
 // AutoStopped returns who stopped the automatic rounds of pull request

@@ -74,8 +74,9 @@ func TestTakeAutoRound(t *testing.T) {
 	}
 }
 
-// TestAutoStopAndRerun: a stop is kept per pull request, a re-run once per
-// commit with the checks it re-ran.
+// TestAutoStopAndRerun: a stop is kept per pull request until a resume
+// lifts it (it never expires), a re-run once per commit with the checks it
+// re-ran.
 func TestAutoStopAndRerun(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
@@ -92,6 +93,18 @@ func TestAutoStopAndRerun(t *testing.T) {
 	}
 	if _, ok, _ := s.AutoStopped(ctx, r, 4); ok {
 		t.Error("another pull request is stopped too")
+	}
+	if ttl, err := s.rdb.TTL(ctx, autoStopPrefix+prKey(r, 3)).Result(); err != nil || ttl != -1 {
+		t.Errorf("the stop's TTL = %v, %v; want none (-1): a stop holds until it is lifted", ttl, err)
+	}
+	if by, err := s.ResumeAuto(ctx, r, 3); by != "alice" || err != nil {
+		t.Errorf("ResumeAuto = %q, %v; want alice's stop lifted", by, err)
+	}
+	if _, ok, err := s.AutoStopped(ctx, r, 3); ok || err != nil {
+		t.Errorf("AutoStopped after the resume = %v, %v; want not stopped", ok, err)
+	}
+	if by, err := s.ResumeAuto(ctx, r, 3); by != "" || err != nil {
+		t.Errorf("a second ResumeAuto = %q, %v; want nothing to lift", by, err)
 	}
 	if first, err := s.SaveRerun(ctx, r, "abc", []string{"test", "lint"}); !first || err != nil {
 		t.Errorf("first SaveRerun = %v, %v", first, err)

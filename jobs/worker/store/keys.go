@@ -52,6 +52,24 @@ const (
 	// roundEndPrefix + revise task id: the delivery of the round that just
 	// ended (see followup.go).
 	roundEndPrefix = "agentfix:roundend:"
+
+	// The keys of automatic rounds (auto.go): the rounds the bot starts on
+	// its own pull requests, unasked, when their checks fail or they no
+	// longer merge with their base branch.
+
+	// autoRoundsPrefix + repo#number: the automatic rounds a pull request
+	// had, a set of round ids (one per head commit and kind), which
+	// ci.max_rounds bounds.
+	autoRoundsPrefix = "agentfix:autorounds:"
+	// autoStopPrefix + repo#number: who stopped the automatic rounds of a
+	// pull request (a stop command on it), until a resume command; no TTL.
+	autoStopPrefix = "agentfix:autostop:"
+	// rerunPrefix + repo@commit: the checks whose failed jobs the bot
+	// re-ran on a commit (JSON names), so it re-runs them once.
+	rerunPrefix = "agentfix:rerun:"
+	// autoNotePrefix + repo#number:what: a note of automatic rounds said
+	// once on a pull request (the limit reached, flaky checks of a head).
+	autoNotePrefix = "agentfix:autonote:"
 )
 
 // TTLs of the keys.
@@ -68,6 +86,10 @@ const (
 	helpTTL       = 10 * time.Minute
 	overBudgetTTL = 24 * time.Hour
 	followupTTL   = 24 * time.Hour
+	// autoTTL is how long the state of a pull request's automatic rounds
+	// (but its stop) is kept after its last change: longer than a pull
+	// request usually stays open unattended.
+	autoTTL = 30 * 24 * time.Hour
 )
 
 // JobKey identifies a job: its agent task and the delivery that started it.
