@@ -86,7 +86,7 @@ func New(o Options) (*Cache, error) {
 			return nil, fmt.Errorf("setup cache: %w", err)
 		}
 	}
-	if err := os.RemoveAll(filepath.Join(o.Dir, "tmp")); err != nil {
+	if err := copytree.Remove(filepath.Join(o.Dir, "tmp")); err != nil {
 		return nil, fmt.Errorf("setup cache: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Join(o.Dir, "tmp"), 0o700); err != nil {
@@ -144,7 +144,11 @@ func (c *Cache) Save(ctx context.Context, repo, key, src string) error {
 	if err != nil {
 		return fmt.Errorf("setup cache: save: %w", err)
 	}
-	defer os.RemoveAll(tmp)
+	defer func() {
+		if err := copytree.Remove(tmp); err != nil {
+			c.log.Warn("setup cache: remove a replaced entry", logattr.Err, err)
+		}
+	}()
 	copied := filepath.Join(tmp, "entry")
 	if err := copytree.Copy(ctx, src, copied); err != nil {
 		return fmt.Errorf("setup cache: save: %w", err)
@@ -268,7 +272,7 @@ func (c *Cache) remove(s stored) bool {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		return false
 	}
-	if err := os.RemoveAll(s.dir); err != nil {
+	if err := copytree.Remove(s.dir); err != nil {
 		c.log.Warn("setup cache: evict an entry", logattr.Err, err)
 		return false
 	}

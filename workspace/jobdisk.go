@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentfix/agentfix/internal/copytree"
 )
 
 // DefaultBytesPerInode sizes a job disk's inode table when
@@ -245,13 +247,7 @@ func RemoveJobDir(dir string) error {
 	if err := unmountUnder(dir); err != nil {
 		return fmt.Errorf("remove job directory: %w", err)
 	}
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() && d.Type()&fs.ModeSymlink == 0 {
-			os.Chmod(path, 0o755)
-		}
-		return nil
-	})
-	if err := os.RemoveAll(dir); err != nil {
+	if err := copytree.Remove(dir); err != nil {
 		return fmt.Errorf("remove job directory: %w", err)
 	}
 	return nil

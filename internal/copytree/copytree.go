@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentfix/agentfix/internal/proc"
@@ -35,4 +36,21 @@ func cp(ctx context.Context, src, dst string) error {
 		return fmt.Errorf("cp -a %s %s: %w: %s", src, dst, err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// Remove removes the tree at dir as os.RemoveAll does, after making each
+// of its directories writable by their owner: what a job's setup leaves
+// may hold read-only directories (Go's module cache makes every module's
+// directory 0555), which os.RemoveAll cannot empty unless it runs as
+// root. A missing dir is no error.
+func Remove(dir string) error {
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			if info, err := d.Info(); err == nil && info.Mode().Perm()&0o700 != 0o700 {
+				_ = os.Chmod(path, info.Mode().Perm()|0o700)
+			}
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
 }
