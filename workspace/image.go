@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentfix/agentfix/internal/copytree"
 )
 
 // Image is an unpacked container image a sandbox runs in.
@@ -124,7 +125,30 @@ func newImageOverlay(img Image, readOnlyDirs []string) (*imageOverlay, error) {
 		}
 		f.Close()
 	}
+	if err := writeAptSandboxUser(ov.mounts); err != nil {
+		return nil, fmt.Errorf("image layer: %w", err)
+	}
 	return ov, nil
+}
+
+// aptSandboxUser is the apt configuration the image's commands see
+// (unless the image has a file of that name): setup runs as root in a user
+// namespace that maps root alone, where apt's drop to its _apt user for
+// downloads (setgroups, seteuid 42) fails, so `apt-get install` in setup
+// would fail; apt keeps root's identity instead, which is the sandbox's
+// unprivileged user outside it.
+const aptSandboxUser = `// Written by agentfix: only root exists in this sandbox's user namespace.
+APT::Sandbox::User "root";
+`
+
+// writeAptSandboxUser puts aptSandboxUser in the mounts layer's
+// /etc/apt/apt.conf.d, under the image's own files.
+func writeAptSandboxUser(mounts string) error {
+	dir := filepath.Join(mounts, "etc", "apt", "apt.conf.d")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "00agentfix-sandbox-user"), []byte(aptSandboxUser), 0o644)
 }
 
 // within reports whether path is dir or lies under it.
@@ -180,13 +204,7 @@ func (ov *imageOverlay) beginSetup() (end func() error, err error) {
 // (for every file setup deleted), which a worker that is not root could
 // not remove: os.RemoveAll of the job directory would fail.
 func removeWork(dir string) error {
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			os.Chmod(path, 0o700)
-		}
-		return nil
-	})
-	if err := os.RemoveAll(dir); err != nil {
+	if err := copytree.Remove(dir); err != nil {
 		return fmt.Errorf("remove the overlay's work directory: %w", err)
 	}
 	return nil
