@@ -104,6 +104,16 @@ func ReadDevcontainer(ctx context.Context, t Tree, commit string) (*devcontainer
 	return nil, nil
 }
 
+// NoImages is the Images of a sandbox that runs no images (the none
+// sandbox, which runs commands on the worker's own system): a run whose
+// environment names one runs on the worker's own system instead, without
+// the devcontainer's commands and environment, and its environment says
+// so. Why is the reason, in words.
+type NoImages struct{ Why string }
+
+// Get refuses every image.
+func (n NoImages) Get(context.Context, string) (*rootfs.Root, error) { return nil, errors.New(n.Why) }
+
 // environment is a run's chosen and prepared environment.
 type environment struct {
 	info  Environment
@@ -121,6 +131,12 @@ func prepareEnvironment(ctx context.Context, o Options) (*environment, error) {
 		Override: o.ImageOverride, RepoImage: s.Image,
 		Devcontainer: s.Devcontainer, DevcontainerErr: s.DevcontainerErr, OperatorImage: o.OperatorImage,
 	})
+	description := "" // the worker's own system's, when no image is used
+	if no, ok := o.Images.(NoImages); ok && c.Source != devcontainer.SourceWorker {
+		note := fmt.Sprintf("the image `%s` (%s) is not used: %s", c.Image, sourceName(c), no.Why)
+		c = devcontainer.Choice{Source: devcontainer.SourceWorker, Notes: append(c.Notes, note)}
+		description = "the worker's own system (" + no.Why + ")"
+	}
 	env := &environment{info: Environment{Source: c.Source, Image: c.Image, Notes: c.Notes}}
 	if c.Devcontainer != nil {
 		for _, cmd := range c.Devcontainer.Setup {
@@ -129,6 +145,9 @@ func prepareEnvironment(ctx context.Context, o Options) (*environment, error) {
 	}
 	if c.Source == devcontainer.SourceWorker {
 		env.info.Description = c.Describe("")
+		if description != "" {
+			env.info.Description = description
+		}
 		return env, nil
 	}
 	if o.Images == nil {

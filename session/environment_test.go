@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -163,6 +164,39 @@ func TestRunWithoutAnImage(t *testing.T) {
 		if tc.wantRef == "" && res.Environment.Description != "the worker's own system (no image named)" {
 			t.Errorf("%s: environment %+v", tc.name, res.Environment)
 		}
+	}
+}
+
+// TestRunNoImages: on a sandbox that runs no images (none), a run whose
+// repository names one runs on the worker's own system, without the
+// devcontainer's commands, and its environment says which image was not
+// used and why.
+func TestRunNoImages(t *testing.T) {
+	t.Parallel()
+	dc, err := devcontainer.Parse(".devcontainer/devcontainer.json", []byte(`{"image": "dev:1", "onCreateCommand": "make tools"}`), workspace.WorkspaceDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := workTree(t, newRepo(t, map[string]string{"a.txt": "a\n"}))
+	sb := &recordingSandbox{}
+	res, err := Run(context.Background(), Options{
+		WorkTree: wt, Sandbox: sb.factory, Model: llm.NewScripted("none", false, call("1", "submit", map[string]string{"summary": "s"}), call("2", "submit", map[string]string{})),
+		Images:   NoImages{Why: "the none sandbox runs commands on this machine"},
+		Settings: Settings{Devcontainer: dc, Setup: []string{"make deps"}, Limits: agent.Config{MaxSteps: 2}}, Task: agent.Task{Repo: "octo/calc", Title: "t"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := sb.opts[0]; o.Image != nil || o.DockerImage != "" {
+		t.Errorf("sandbox options image %q, root %+v; want none", o.DockerImage, o.Image)
+	}
+	if len(sb.scripts) == 0 || sb.scripts[0] != "make deps" {
+		t.Errorf("commands = %q, want the repository's setup first, not the devcontainer's", sb.scripts)
+	}
+	env := res.Environment
+	want := "the image `dev:1` (named in .devcontainer/devcontainer.json) is not used: the none sandbox runs commands on this machine"
+	if env.Source != devcontainer.SourceWorker || env.Description != "the worker's own system (the none sandbox runs commands on this machine)" || !slices.Contains(env.Notes, want) {
+		t.Errorf("environment = %+v, want the worker's own system with the note %q", env, want)
 	}
 }
 

@@ -52,8 +52,11 @@ func (m *Main) runFix(ctx context.Context, args []string) error {
 	if o.Sandbox != "" {
 		sandbox = o.Sandbox
 	}
-	if sandbox == "bwrap" {
+	switch sandbox {
+	case "bwrap":
 		o.Images = &lazyImages{open: func() (session.Images, error) { return openImages(cfg, log) }}
+	case "none":
+		o.Images = noImages
 	}
 	o.CheckModel = func(ctx context.Context, m agent.Model) error { return checkModel(ctx, cfg, m, log) }
 	o.ProbeSandbox = func(ctx context.Context, kind, image, imageFrom string) error {

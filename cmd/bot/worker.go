@@ -184,10 +184,13 @@ const defaultImageCacheBytes = 20 << 30
 
 // imageCache opens the cache of unpacked images under the data directory
 // for the bwrap sandbox, after checking that the kernel can lay a job's
-// writable layer over an image; other sandboxes get nil (docker pulls
-// images itself).
+// writable layer over an image; docker gets nil (it pulls images itself),
+// none noImages.
 func imageCache(cfg *config.App, log *slog.Logger) (session.Images, error) {
-	if cfg.Sandbox != "bwrap" {
+	switch cfg.Sandbox {
+	case "none":
+		return noImages, nil
+	case "docker":
 		return nil, nil
 	}
 	if err := workspace.CheckImageOverlay(cfg.DataDir); err != nil {
@@ -198,6 +201,10 @@ func imageCache(cfg *config.App, log *slog.Logger) (session.Images, error) {
 	}
 	return openImages(cfg, log)
 }
+
+// noImages is the none sandbox's: it runs commands on this machine, and a
+// repository's image is named as not used.
+var noImages = session.NoImages{Why: "the none sandbox runs commands on this machine, in no image"}
 
 // openImages opens the cache of unpacked images under AGENTFIX_DATA_DIR,
 // which bot fix shares with a worker on the same machine.
