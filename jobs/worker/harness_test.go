@@ -213,7 +213,6 @@ func (h *harness) sandbox(o workspace.Options) (tools.Sandbox, error) {
 	h.mu.Lock()
 	h.jobDirs = append(h.jobDirs, filepath.Dir(o.Workspace))
 	h.mu.Unlock()
-	o.Timeout = 2 * time.Minute
 	return workspace.NewBwrap(o)
 }
 

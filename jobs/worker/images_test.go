@@ -26,8 +26,6 @@ import (
 
 	"github.com/agentfix/agentfix/rootfs"
 	"github.com/agentfix/agentfix/setupcache"
-	"github.com/agentfix/agentfix/tools"
-	"github.com/agentfix/agentfix/workspace"
 )
 
 // imageRegistry is go-containerregistry's registry on 127.0.0.1; it
@@ -288,21 +286,14 @@ func pythonImage(t *testing.T, host string) string {
 }
 
 // imageWorker gives the harness's worker the images of the registry: a
-// cache of unpacked roots under its data directory, and sandboxes with
-// the default per-command timeout (a cold Go build in an image takes a
-// while on a loaded machine).
+// cache of unpacked roots under its data directory, with the harness's
+// sandboxes.
 func (h *harness) imageWorker(o *Options) {
 	c, err := rootfs.New(rootfs.Options{Dir: filepath.Join(h.data, "images"), Logger: h.logger()})
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	o.Images = c
-	o.Sandbox = func(so workspace.Options) (tools.Sandbox, error) {
-		h.mu.Lock()
-		h.jobDirs = append(h.jobDirs, filepath.Dir(so.Workspace))
-		h.mu.Unlock()
-		return workspace.NewBwrap(so)
-	}
+	o.Images, o.Sandbox = c, h.sandbox
 }
 
 // setupCaches gives the harness's worker warm setup caches under its data
