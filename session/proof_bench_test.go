@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/agentfix/agentfix/proof"
 	"github.com/agentfix/agentfix/setupcache"
 	"github.com/agentfix/agentfix/tools"
-	"github.com/agentfix/agentfix/workspace"
 )
 
 // mapBaselines is a BaselineCache in memory, as the worker's Redis one
@@ -82,19 +80,8 @@ func BenchmarkProofCost(b *testing.B) {
 	}
 	// run is one job; it returns its result.
 	run := func(b *testing.B, s Settings, baselines BaselineCache, turns ...llm.Turn) Result {
-		b.StopTimer()
-		wt, err := workspace.NewWorkTreeFromRepo(ctx, repo, workspace.WorkTreeOptions{Dir: filepath.Join(b.TempDir(), "job")})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer func() {
-			b.StopTimer()
-			if err := wt.Remove(); err != nil {
-				b.Error(err)
-			}
-			b.StartTimer()
-		}()
-		b.StartTimer()
+		wt, remove := untimedWorkTree(b, repo)
+		defer remove()
 		res, err := Run(ctx, Options{WorkTree: wt, Sandbox: bwrap, ScratchDir: b.TempDir(), SetupCache: cache, Baselines: baselines,
 			Model: llm.NewScripted("fix", false, turns...), Settings: s, Task: agent.Task{Repo: "octo/calc", Title: "Add subtracts"}})
 		if err != nil {
@@ -106,9 +93,7 @@ func BenchmarkProofCost(b *testing.B) {
 		return res
 	}
 	warm := &mapBaselines{}
-	b.StopTimer()
 	run(b, settings("go test ./..."), warm, fix, submit("3"), submit("4")) // fills the setup caches and the baseline
-	b.StartTimer()
 	b.Run("no test command", func(b *testing.B) {
 		for range b.N {
 			run(b, settings(""), nil, fix, submit("3"), submit("4"))
