@@ -13,6 +13,7 @@ import (
 	"github.com/agentfix/agentfix/agent/llm"
 	"github.com/agentfix/agentfix/devcontainer"
 	"github.com/agentfix/agentfix/rootfs"
+	"github.com/agentfix/agentfix/setupcache"
 	"github.com/agentfix/agentfix/tools"
 	"github.com/agentfix/agentfix/workspace"
 )
@@ -240,5 +241,55 @@ func TestVerdictCannotBeForged(t *testing.T) {
 	}
 	if res.Review.Test == nil || !res.Review.TestFailed() {
 		t.Errorf("review = %+v: the forged files made the verdict pass", res.Review)
+	}
+}
+
+// countingCache is a SetupCache that counts the saves it passes on.
+type countingCache struct {
+	SetupCache
+	saves int
+}
+
+func (c *countingCache) Save(ctx context.Context, repo, key, src string) error {
+	c.saves++
+	return c.SetupCache.Save(ctx, repo, key, src)
+}
+
+// TestRunWarmSetupCaches: the first run of a repository saves what setup
+// left in HOME; the second starts from a copy of it, says so, and saves
+// nothing again (the entry it restored is the same key's).
+func TestRunWarmSetupCaches(t *testing.T) {
+	t.Parallel()
+	store, err := setupcache.New(setupcache.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := &countingCache{SetupCache: store}
+	repo := newRepo(t, map[string]string{"go.sum": "example.com/m v1.0.0 h1:x=\n"})
+	var reviews []string // what the first step's cat showed, per run
+	for i, want := range []string{"cold", "warm"} {
+		res, err := Run(context.Background(), Options{
+			WorkTree: workTree(t, repo), Sandbox: bwrap, SetupCache: cache,
+			Model: llm.NewScripted("none", false, call("1", "bash", map[string]string{"command": "cat $HOME/seen"}),
+				call("2", "submit", map[string]string{"summary": "s"}), call("3", "submit", map[string]string{})),
+			Settings: Settings{Setup: []string{`if [ -f "$HOME/warm" ]; then echo warm > "$HOME/seen"; else echo cold > "$HOME/seen"; fi; touch "$HOME/warm"`},
+				SaveSetupCache: true, Limits: agent.Config{MaxSteps: 5}},
+			Task:  agent.Task{Repo: "octo/calc", Title: "t"},
+			Hooks: Hooks{Agent: []agent.Hooks{{OnStepDone: func(_ context.Context, s agent.Step) error {
+				if s.Step == 1 && len(s.Observations) == 1 {
+					reviews = append(reviews, s.Observations[0].Output)
+				}
+				return nil
+			}}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Environment.WarmCaches != (want == "warm") || !strings.Contains(reviews[i], want) {
+			t.Errorf("run %d: warm %v, HOME said %q; want %s", i+1, res.Environment.WarmCaches, reviews[i], want)
+		}
+		if cache.saves != 1 {
+			t.Errorf("after run %d: %d saves, want the first run's one", i+1, cache.saves)
+		}
 	}
 }

@@ -212,7 +212,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		if err := setup(ctx, sb, o, commands); err != nil {
 			return err
 		}
-		saveCaches(ctx, o, key)
+		if !warm {
+			// A warm start saves nothing: what it restored is this key's
+			// entry, made by the same setup from the same lockfiles, and
+			// saving copies the whole HOME again.
+			saveCaches(ctx, o, key)
+		}
 		return nil
 	}
 	if c := o.Settings.SetupCommit; c != "" && len(commands) > 0 {
