@@ -274,7 +274,7 @@ func TestRunWarmSetupCaches(t *testing.T) {
 				call("2", "submit", map[string]string{"summary": "s"}), call("3", "submit", map[string]string{})),
 			Settings: Settings{Setup: []string{`if [ -f "$HOME/warm" ]; then echo warm > "$HOME/seen"; else echo cold > "$HOME/seen"; fi; touch "$HOME/warm"`},
 				SaveSetupCache: true, Limits: agent.Config{MaxSteps: 5}},
-			Task:  agent.Task{Repo: "octo/calc", Title: "t"},
+			Task: agent.Task{Repo: "octo/calc", Title: "t"},
 			Hooks: Hooks{Agent: []agent.Hooks{{OnStepDone: func(_ context.Context, s agent.Step) error {
 				if s.Step == 1 && len(s.Observations) == 1 {
 					reviews = append(reviews, s.Observations[0].Output)
