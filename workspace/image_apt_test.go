@@ -48,6 +48,11 @@ func debianRoot(t *testing.T) string {
 	var paths []string
 	for _, p := range programs {
 		path, err := exec.LookPath(p)
+		for _, dir := range []string{"/usr/sbin", "/usr/bin"} { // a PATH without sbin
+			if err != nil {
+				path, err = exec.LookPath(filepath.Join(dir, p))
+			}
+		}
 		if err != nil {
 			t.Fatalf("%s is not on this machine (a Debian machine with apt and dpkg): %v", p, err)
 		}
