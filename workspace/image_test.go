@@ -390,7 +390,9 @@ func hostOverlay(t *testing.T) string {
 		t.Fatalf("mount an overlay: %v", err)
 	}
 	t.Cleanup(func() {
-		if err := unix.Unmount(merged, 0); err != nil {
+		// Detached: a sandbox process of the test may still be on its way
+		// out on a loaded machine, and a plain unmount is then EBUSY.
+		if err := unix.Unmount(merged, unix.MNT_DETACH); err != nil {
 			t.Errorf("unmount the test's overlay: %v", err)
 		}
 	})
