@@ -211,25 +211,43 @@ func TestNewJobDiskRefusesNonEmptyDir(t *testing.T) {
 
 // asUser runs f on a thread whose file system uid and gid are uid's, as
 // when the worker does not run as root: f sees permissions as that user.
+// The thread gets root's back before it is unlocked. It must not end
+// with the goroutine: a thread that ends sends its death signal to every
+// child it once forked, and bwrap's --die-with-parent would kill the
+// sandbox of a parallel test that this thread started earlier.
 func asUser(t *testing.T, uid int, f func()) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		// The thread is never unlocked, so it ends with the goroutine and
-		// no other goroutine runs with its identity.
 		runtime.LockOSThread()
-		if _, _, errno := syscall.RawSyscall(syscall.SYS_SETFSGID, uintptr(uid), 0, 0); errno != 0 {
-			t.Errorf("setfsgid: %v", errno)
-			return
-		}
-		if _, _, errno := syscall.RawSyscall(syscall.SYS_SETFSUID, uintptr(uid), 0, 0); errno != 0 {
-			t.Errorf("setfsuid: %v", errno)
-			return
+		setfsids(uid)
+		if fsuid() != uid {
+			t.Errorf("setfsuid(%d) left the thread's fsuid at %d", uid, fsuid())
+			return // the thread stays locked and ends: no one runs with a half identity
 		}
 		f()
+		setfsids(0)
+		if fsuid() != 0 {
+			t.Errorf("the thread could not get root's fsuid back: %d", fsuid())
+			return
+		}
+		runtime.UnlockOSThread()
 	}()
 	<-done
+}
+
+// setfsids sets the calling thread's file system gid and uid to id.
+func setfsids(id int) {
+	syscall.RawSyscall(syscall.SYS_SETFSGID, uintptr(id), 0, 0)
+	syscall.RawSyscall(syscall.SYS_SETFSUID, uintptr(id), 0, 0)
+}
+
+// fsuid returns the calling thread's file system uid: setfsuid with an
+// invalid id changes nothing and returns the current one.
+func fsuid() int {
+	prev, _, _ := syscall.RawSyscall(syscall.SYS_SETFSUID, ^uintptr(0), 0, 0)
+	return int(prev)
 }
 
 func TestDiskFallback(t *testing.T) {

@@ -287,20 +287,26 @@ func (in *internet) listen(t *testing.T, addr netip.Addr) net.Listener {
 	t.Helper()
 	ch := make(chan any, 1)
 	go func() {
+		// The thread is unlocked once it is back in the host's namespace:
+		// one that ended would kill the sandboxes it once started (their
+		// bwrap dies with the thread that forked it).
 		runtime.LockOSThread()
 		orig, err := os.Open("/proc/thread-self/ns/net")
 		if err != nil {
+			runtime.UnlockOSThread()
 			ch <- err
 			return
 		}
 		defer orig.Close()
 		ns, err := os.Open("/run/netns/" + in.ns)
 		if err != nil {
+			runtime.UnlockOSThread()
 			ch <- err
 			return
 		}
 		defer ns.Close()
 		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
 			ch <- err
 			return
 		}

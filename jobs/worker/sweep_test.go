@@ -73,6 +73,12 @@ func TestSweepEndsArchivedJobs(t *testing.T) {
 	if _, err := os.Stat(workCopy); !os.IsNotExist(err) {
 		t.Errorf("the working copy is still there (stat: %v)", err)
 	}
+	// The loop's sweep records the end after its comments: a sweep of
+	// the test's own that overlapped it would end the job a second time.
+	h.waitFor("the sweep to record the job's end", func() bool {
+		saved, _, err := w.store.LoadResult(t.Context(), key)
+		return err == nil && saved.Done != nil
+	})
 	if n, err := w.Sweep(t.Context()); err != nil || n != 0 {
 		t.Errorf("a second sweep ended %d jobs (%v), want 0", n, err)
 	}
