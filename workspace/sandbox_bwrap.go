@@ -9,6 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/agentfix/agentfix/internal/logattr"
 )
@@ -204,7 +207,7 @@ func (b *Bwrap) Run(ctx context.Context, c Command) (res Result, err error) {
 					return res, fmt.Errorf("%w: %w", ErrSandboxDead, err)
 				}
 			}
-			return res, fmt.Errorf("%w: bwrap could not start the command: %s", ErrSandboxDead, strings.TrimSpace(res.Output))
+			return res, fmt.Errorf("%w: bwrap could not start the command: %s", ErrSandboxDead, bwrapFailure(res))
 		}
 	}
 	if err := b.opts.checkDisk(layerDirs...); err != nil {
@@ -274,6 +277,19 @@ func hostRootArgs() []string {
 		args = append(args, "--ro-bind-try", "/etc/"+f, "/etc/"+f)
 	}
 	return args
+}
+
+// bwrapFailure says how bwrap ended when it reported no exit code of the
+// command: its own message, or, when it printed none, its exit status (a
+// signal by name: bwrap dies with the thread that started it).
+func bwrapFailure(res Result) string {
+	if out := strings.TrimSpace(res.Output); out != "" {
+		return out
+	}
+	if res.ExitCode > 128 {
+		return fmt.Sprintf("it was killed by %s and printed nothing", unix.SignalName(syscall.Signal(res.ExitCode-128)))
+	}
+	return fmt.Sprintf("it exited with status %d and printed nothing", res.ExitCode)
 }
 
 // bwrapExitCode reads the exit code bwrap wrote to its --json-status-fd

@@ -547,3 +547,20 @@ func TestOptionsValidation(t *testing.T) {
 		})
 	}
 }
+
+func TestBwrapFailure(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		res  Result
+		want string
+	}{
+		{"its message", Result{Output: "bwrap: Can't mkdir /x: Permission denied\n", ExitCode: 1}, "bwrap: Can't mkdir /x: Permission denied"},
+		{"killed", Result{ExitCode: 137}, "it was killed by SIGKILL and printed nothing"},
+		{"silent exit", Result{ExitCode: 1}, "it exited with status 1 and printed nothing"},
+	} {
+		if got := bwrapFailure(tc.res); got != tc.want {
+			t.Errorf("%s: bwrapFailure = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
