@@ -156,21 +156,47 @@ func (f *Fake) handler() http.Handler {
 		writeError(w, http.StatusNotFound, "Not Found")
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &statusRecorder{ResponseWriter: w}
 		call := Call{Method: r.Method, Path: callPath(r.URL.Path), Query: r.URL.RawQuery, Auth: authKind(r)}
-		if ft := f.takeFault(r.Method, call.Path); ft != nil {
-			if ft.AfterEffect {
-				root.ServeHTTP(httptest.NewRecorder(), r)
-			}
-			ft.write(rec, f.appID)
-		} else {
-			root.ServeHTTP(rec, r)
+		if strings.HasPrefix(r.URL.Path, "/git/") {
+			// git's answers are streamed: the call is recorded once served.
+			rec := &statusRecorder{ResponseWriter: w}
+			f.serve(root, rec, r, call)
+			call.Status = rec.status()
+			f.record(call)
+			return
 		}
-		call.Status = rec.status()
-		f.mu.Lock()
-		f.calls = append(f.calls, call)
-		f.mu.Unlock()
+		// An API answer is held until its call is recorded, so a client
+		// that has its answer finds the call in Calls.
+		rec := httptest.NewRecorder()
+		f.serve(root, rec, r, call)
+		call.Status = rec.Code
+		f.record(call)
+		for k, vs := range rec.Header() {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
 	})
+}
+
+// serve answers r with the next fault that matches call, or with h.
+func (f *Fake) serve(h http.Handler, w http.ResponseWriter, r *http.Request, call Call) {
+	ft := f.takeFault(r.Method, call.Path)
+	if ft == nil {
+		h.ServeHTTP(w, r)
+		return
+	}
+	if ft.AfterEffect {
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	ft.write(w, f.appID)
+}
+
+// record appends call to the calls the fake answered.
+func (f *Fake) record(call Call) {
+	f.mu.Lock()
+	f.calls = append(f.calls, call)
+	f.mu.Unlock()
 }
 
 // callPath is the path a Call and a Fault see: relative to BasePath for the
