@@ -54,10 +54,15 @@ type TestResult struct {
 }
 
 // templateFuncs are the functions review templates may call besides the
-// built-ins: join LIST SEP, and fence LANG TEXT (a fenced block its content
-// cannot close).
+// built-ins: join LIST SEP, fence LANG TEXT (a fenced block its content
+// cannot close), label FAILURE (a test failure's name for people) and
+// weakens KIND (whether a flagged test edit weakens the tests). The
+// default templates call functions, never methods: a template engine's
+// method lookup by name keeps every method of the binary (BENCHMARKS.md,
+// "Binary size").
 func templateFuncs() template.FuncMap {
-	return template.FuncMap{"join": strings.Join, "fence": agent.Fence}
+	return template.FuncMap{"join": strings.Join, "fence": agent.Fence, "label": proof.Failure.Label,
+		"weakens": proof.FlagKind.Weakens}
 }
 
 // parseTemplates parses the review stages (the embedded default when none
