@@ -11,7 +11,9 @@ import (
 )
 
 // funcs are the template functions of the pages. None returns trusted
-// HTML: everything they produce is escaped like any other value.
+// HTML: everything they produce is escaped like any other value. The
+// pages call these, never methods: a template engine's method lookup by
+// name keeps every method of the binary (BENCHMARKS.md, "Binary size").
 func funcs() template.FuncMap {
 	return template.FuncMap{
 		"usd":        usd,
@@ -23,6 +25,8 @@ func funcs() template.FuncMap {
 		"plural":     plural,
 		"stepAnchor": func(n int) string { return "step-" + strconv.Itoa(n) },
 		"exitLabel":  func(s agent.ExitStatus) string { return describeExit(string(s)).Label },
+		"narrowed":   runFilter.Active,
+		"zero":       time.Time.IsZero,
 	}
 }
 
