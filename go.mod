@@ -3,6 +3,7 @@ module github.com/agentfix/agentfix
 go 1.26.8
 
 require (
+	github.com/DataDog/datadog-agent/pkg/template v0.85.4
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/anthropics/anthropic-sdk-go v1.84.0
 	github.com/bradleyfalzon/ghinstallation/v2 v2.12.0
@@ -18,7 +19,6 @@ require (
 	github.com/google/go-github/v66 v66.0.0
 	github.com/hibiken/asynq v0.26.0
 	github.com/hibiken/asynq/x v0.0.0-20260612090333-d135f1439bee
-	github.com/hibiken/asynqmon v0.7.2
 	github.com/joho/godotenv v1.5.1
 	github.com/klauspost/compress v1.20.1
 	github.com/openai/openai-go/v3 v3.98.0
@@ -57,7 +57,6 @@ require (
 	github.com/golang/groupcache v0.0.0-20241129210726-2c02b8208cf8 // indirect
 	github.com/google/go-querystring v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/gorilla/mux v1.8.0 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/jbenet/go-context v0.0.0-20150711004518-d14ea06fba99 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect

@@ -1,5 +1,5 @@
 // Package admin serves the operator's views of the bot (DESIGN.md §3): the
-// asynq queue monitor, the list of recent runs, the tasks in the queues and
+// queues' counts and workers, the list of recent runs, the tasks in the queues and
 // a run's trajectory as a readable page, plus the same run page, read-only,
 // behind an expiring signed link for people without the admin token, and
 // for `bot view DIR` on a run directory on this machine: the output
@@ -8,7 +8,8 @@
 //
 // Routes (Server.Routes):
 //
-//	/admin/queues/...     asynqmon, read-only (GET only), under the admin bar
+//	/admin/queues         each queue's tasks by state, its last 7 days,
+//	                      and the workers (GET only: nothing is changed)
 //	/admin/runs           recent runs, newest first; ?repo=, ?status=,
 //	                      ?delivery= filter them, ?limit= caps them
 //	/admin/runs/{run_id}  one run: task, steps, review phase, result, diff
@@ -24,14 +25,15 @@
 // that shows a running run (or, on /admin/tasks, an active task) reloads
 // itself with a meta refresh until it ends: the pages have no scripts.
 //
-// Every admin page, and asynqmon's, has the same top bar (Runs, Tasks,
-// Queues, Log out); asynqmon's gets it put after its <body> tag, laid
-// over its own bar. A task links to its run through the delivery id that
-// every task payload and every run record carry: one run is linked
-// directly, several (a retried task that started another) through the
-// runs list filtered to the delivery. asynqmon's own task page cannot show
-// an agent task (its ids hold '/' and '#', which its links do not escape),
-// so the links live on /admin/tasks.
+// Every admin page has the same top bar (Runs, Tasks, Queues, Log out). A
+// task links to its run through the delivery id that every task payload
+// and every run record carry: one run is linked directly, several (a
+// retried task that started another) through the runs list filtered to the
+// delivery. The queues page is the admin's own, read over asynq's
+// Inspector, rather than asynqmon: asynqmon renders its page with the
+// standard library's html/template, whose method lookup by name keeps
+// every method in the binary (BENCHMARKS.md, "Binary size"), and its
+// embedded UI alone is 7 MB.
 //
 // The /admin routes exist only when an admin token is configured
 // (AGENTFIX_ADMIN_TOKEN): without one they are not mounted and answer 404.
@@ -39,8 +41,7 @@
 // "Authorization: Bearer <token>" or the session cookie the login form sets;
 // anything else gets 401 with "WWW-Authenticate: Bearer" and the login form.
 // Tokens are compared in constant time. The cookie exists because a browser
-// cannot send a bearer header, and the queue monitor is a single-page app
-// whose requests carry cookies: it holds no token, only an expiry and an
+// cannot send a bearer header: it holds no token, only an expiry and an
 // HMAC of it keyed with the token (so changing the token ends every
 // session); it is HttpOnly, SameSite=Strict, scoped to /admin, Secure when
 // the request came over TLS or the public URL is https, and lasts 12 hours.
@@ -54,7 +55,8 @@
 // the run directory instead, at every request, and answers only loopback
 // requests for a loopback host (no authentication, no DNS rebinding).
 // Model output, repository content, issue text and task payloads are
-// untrusted: pages are rendered with html/template and never mark such
+// untrusted: pages are rendered with html/template's escaping (DataDog's
+// copy of it without method calls, package template/html) and never mark such
 // text as safe; a Content-Security-Policy without scripts backs this up,
 // and pages are not cached and send no referrer.
 //

@@ -219,8 +219,8 @@ func (f *fixture) recordRun(t *testing.T) {
 	}
 }
 
-// serve starts the admin server's routes on an httptest server.
-func (f *fixture) serve(t *testing.T, token string) *httptest.Server {
+// server returns an admin server over the fixture's runs and queues.
+func (f *fixture) server(t *testing.T, token string) *Server {
 	t.Helper()
 	s, err := New(Options{
 		Token: token, LinkKey: runs.LinkKey(testSecret), Runs: f.store, Redis: f.rdb, Queues: []string{jobs.QueueAgent, jobs.QueueInteractive},
@@ -229,8 +229,14 @@ func (f *fixture) serve(t *testing.T, token string) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// serve starts the admin server's routes on an httptest server.
+func (f *fixture) serve(t *testing.T, token string) *httptest.Server {
+	t.Helper()
 	r := chi.NewRouter()
-	s.Routes(r)
+	f.server(t, token).Routes(r)
 	ts := httptest.NewServer(r)
 	t.Cleanup(ts.Close)
 	return ts

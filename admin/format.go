@@ -2,10 +2,11 @@ package admin
 
 import (
 	"fmt"
-	"html/template"
 	"strconv"
 	"strings"
 	"time"
+
+	template "github.com/DataDog/datadog-agent/pkg/template/html"
 
 	"github.com/agentfix/agentfix/agent"
 )
@@ -27,6 +28,8 @@ func funcs() template.FuncMap {
 		"exitLabel":  func(s agent.ExitStatus) string { return describeExit(string(s)).Label },
 		"narrowed":   runFilter.Active,
 		"zero":       time.Time.IsZero,
+		"waited":     waited,
+		"joinComma":  joinComma,
 	}
 }
 

@@ -76,16 +76,6 @@ func TestPagesGolden(t *testing.T) {
 	}
 }
 
-// TestQueueNavGolden compares the navigation bar the queue monitor's page
-// gets with testdata/queuenav.golden.
-func TestQueueNavGolden(t *testing.T) {
-	p, err := newPages()
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGolden(t, "queuenav", string(p.queueNav))
-}
-
 // TestLocalViewGolden compares the pages of local run directories with
 // testdata/local*.golden: the scripted run as bot fix leaves it, the same
 // run's directory on the worker (with its run record), a run of bot fix

@@ -6,11 +6,11 @@ import (
 	"embed"
 	"encoding/base64"
 	"fmt"
-	"html/template"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
+
+	template "github.com/DataDog/datadog-agent/pkg/template/html"
 
 	"github.com/agentfix/agentfix/internal/logattr"
 )
@@ -23,25 +23,17 @@ type pages struct {
 	byName map[string]*template.Template
 	css    template.CSS
 	csp    string
-	// queueNav is the navigation bar, with its own stylesheet, that the
-	// queue monitor's page gets.
-	queueNav []byte
 }
 
 // pageNames are the templates that render a whole page (each with the
 // layout).
-var pageNames = []string{"login", "message", "runs", "run", "tasks"}
+var pageNames = []string{"login", "message", "runs", "run", "tasks", "queues"}
 
 func newPages() (*pages, error) {
 	css, err := templateFiles.ReadFile("templates/style.css")
 	if err != nil {
 		return nil, fmt.Errorf("admin: read stylesheet: %w", err)
 	}
-	navCSS, err := templateFiles.ReadFile("templates/nav.css")
-	if err != nil {
-		return nil, fmt.Errorf("admin: read stylesheet: %w", err)
-	}
-	css = slices.Concat(navCSS, css)
 	sum := sha256.Sum256(css)
 	p := &pages{
 		byName: map[string]*template.Template{},
@@ -58,9 +50,6 @@ func newPages() (*pages, error) {
 		}
 		p.byName[name] = t
 	}
-	if p.queueNav, err = renderQueueNav(navCSS); err != nil {
-		return nil, err
-	}
 	return p, nil
 }
 
@@ -68,7 +57,7 @@ func newPages() (*pages, error) {
 type page struct {
 	Title string
 	// Admin shows the admin navigation (runs, tasks, queues, log out);
-	// Nav names the current one ("runs", "tasks").
+	// Nav names the current one ("runs", "tasks", "queues").
 	Admin bool
 	Nav   string
 	// Refresh, when positive, reloads the page after that many seconds

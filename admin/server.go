@@ -34,11 +34,12 @@ type Options struct {
 	LinkKey []byte
 	// Runs reads the run records. Required.
 	Runs RunReader
-	// Redis is the process's connection to the queues' Redis, shared with
-	// the queue monitor (which never closes it). Required with a Token.
+	// Redis is the process's connection to the queues' Redis, which the
+	// tasks and queues pages read (and never close). Required with a Token.
 	Redis redis.UniversalClient
-	// Queues are the asynq queues whose tasks the tasks page lists, each
-	// linked to the run its delivery started. Required with a Token.
+	// Queues are the bot's asynq queues: the tasks page lists their tasks,
+	// each linked to the run its delivery started, and the queues page
+	// shows them first. Required with a Token.
 	Queues []string
 	// PublicURL is AGENTFIX_PUBLIC_URL; an https URL makes the session
 	// cookie Secure even when TLS ends at a proxy.
@@ -72,7 +73,7 @@ func New(o Options) (*Server, error) {
 	case o.Runs == nil || o.Logger == nil:
 		return nil, errors.New("admin: Runs and Logger are required")
 	case o.Token != "" && o.Redis == nil:
-		return nil, errors.New("admin: Redis is required for the queue monitor")
+		return nil, errors.New("admin: Redis is required for the tasks and queues pages")
 	case o.Token != "" && len(o.Queues) == 0:
 		return nil, errors.New("admin: Queues are required for the tasks page")
 	}
@@ -114,7 +115,6 @@ func (s *Server) Routes(r chi.Router) {
 	if s.token == "" {
 		return
 	}
-	queues := queueMonitor(s.rdb, s.pages.queueNav)
 	r.Route("/admin", func(r chi.Router) {
 		r.Get("/login", s.loginForm)
 		r.Post("/login", s.login)
@@ -127,8 +127,7 @@ func (s *Server) Routes(r chi.Router) {
 			r.Get("/runs", s.runList)
 			r.Get("/runs/{run_id}", s.adminRun)
 			r.Get("/tasks", s.taskList)
-			r.Handle("/queues", queues)
-			r.Handle("/queues/*", queues)
+			r.Get("/queues", s.queueList)
 			r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 				s.message(w, r, http.StatusNotFound, "Not found", "There is no admin page at "+r.URL.Path+".")
 			})

@@ -18,7 +18,7 @@ func TestNewRefusesIncompleteOptions(t *testing.T) {
 	}{
 		{"no runs", Options{Logger: log}, "Runs and Logger are required"},
 		{"no logger", Options{Runs: f.store}, "Runs and Logger are required"},
-		{"a token without Redis", Options{Runs: f.store, Logger: log, Token: testToken, Queues: []string{jobs.QueueAgent}}, "Redis is required for the queue monitor"},
+		{"a token without Redis", Options{Runs: f.store, Logger: log, Token: testToken, Queues: []string{jobs.QueueAgent}}, "Redis is required for the tasks and queues pages"},
 		{"a token without queues", Options{Runs: f.store, Logger: log, Token: testToken, Redis: f.rdb}, "Queues are required for the tasks page"},
 		{"a bad GitHub URL", Options{Runs: f.store, Logger: log, GitHubWebURL: "github.com"}, "GitHubWebURL is not an http(s) URL"},
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -53,9 +53,9 @@ func (v tasksView) active() bool {
 // queueView is one queue on the tasks page.
 type queueView struct {
 	Name string
-	// MonitorURL is the queue's page in the queue monitor.
-	MonitorURL string
-	Tasks      []taskRow
+	// StatsURL is the queue's row on the queues page.
+	StatsURL string
+	Tasks    []taskRow
 	// Left says how many tasks of which states are not shown (beyond
 	// PerState).
 	Left []string
@@ -77,9 +77,7 @@ type taskRow struct {
 	// failure, completion) and WhenLabel what it is.
 	When      time.Time
 	WhenLabel string
-	// MonitorURL is the list of its state in the queue monitor.
-	MonitorURL string
-	Run        *taskRun
+	Run       *taskRun
 }
 
 // taskRun links a task to the run its delivery started: the run's page
@@ -133,11 +131,15 @@ func (s *Server) taskList(w http.ResponseWriter, r *http.Request) {
 // listQueue reads the tasks of queue q, those of delivery when it is not
 // empty, and links them to the runs of their deliveries.
 func listQueue(insp *asynq.Inspector, q, delivery string, byDelivery map[string][]runs.Meta) (queueView, error) {
-	v := queueView{Name: q, MonitorURL: queuesRoot + "/queues/" + url.PathEscape(q)}
-	info, err := insp.GetQueueInfo(q)
-	if errors.Is(err, asynq.ErrQueueNotFound) {
+	v := queueView{Name: q, StatsURL: "/admin/queues#queue-" + q}
+	found, err := insp.Queues()
+	if err != nil {
+		return v, err
+	}
+	if !slices.Contains(found, q) {
 		return v, nil // no task was ever enqueued on it
 	}
+	info, err := insp.GetQueueInfo(q)
 	if err != nil {
 		return v, err
 	}
@@ -158,7 +160,6 @@ func listQueue(insp *asynq.Inspector, q, delivery string, byDelivery map[string]
 			if delivery != "" && row.DeliveryID != delivery {
 				continue
 			}
-			row.MonitorURL = v.MonitorURL + "?status=" + url.QueryEscape(st.String())
 			v.Tasks = append(v.Tasks, row)
 		}
 	}

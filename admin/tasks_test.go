@@ -123,6 +123,10 @@ func TestTaskList(t *testing.T) {
 	for _, m := range metas {
 		byDelivery[m.DeliveryID] = append(byDelivery[m.DeliveryID], m)
 	}
+	// A queue no task was ever enqueued on has no tasks, and no error.
+	if q, err := listQueue(insp, "never-used", "", byDelivery); err != nil || len(q.Tasks) != 0 {
+		t.Errorf("a queue never used: %+v, %v; want no tasks, no error", q, err)
+	}
 	q, err := listQueue(insp, jobs.QueueAgent, "", byDelivery)
 	if err != nil {
 		t.Fatal(err)
@@ -144,8 +148,8 @@ func TestTaskList(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the agent queue's tasks (-want +got):\n%s", diff)
 	}
-	if q.MonitorURL != "/admin/queues/queues/agent" || q.Tasks[0].MonitorURL != "/admin/queues/queues/agent?status=active" {
-		t.Errorf("queue monitor links %q, %q", q.MonitorURL, q.Tasks[0].MonitorURL)
+	if q.StatsURL != "/admin/queues#queue-agent" {
+		t.Errorf("the queue's link to its counts = %q, want /admin/queues#queue-agent", q.StatsURL)
 	}
 
 	ts := f.serve(t, testToken)

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/template"
 	"time"
 	"unicode/utf8"
+
+	template "github.com/DataDog/datadog-agent/pkg/template/text"
 )
 
 //go:embed prompts/*.tmpl
@@ -16,8 +17,11 @@ var promptFiles embed.FS
 // Workspace is the repository root inside the sandbox (DESIGN.md §7).
 const Workspace = "/workspace"
 
-// Templates holds text/template source for the prompts. An empty field
-// selects the embedded default (agent/prompts/*.tmpl). The data each
+// Templates holds template source for the prompts, in text/template's
+// language as DataDog's pkg/template/text runs it: fields, map keys and
+// functions, never methods (the engine cannot call them, so the linker can
+// drop the methods nothing calls: BENCHMARKS.md, "Binary size"). An empty
+// field selects the embedded default (agent/prompts/*.tmpl). The data each
 // template receives is SystemData, InstanceData, ObservationData,
 // FormatErrorData and FormatErrorData again for Truncated, and NoteData.
 // Besides the built-in functions, templates may call:

@@ -5,7 +5,6 @@ import (
 	crand "crypto/rand"
 	"errors"
 	"fmt"
-	"html/template"
 	"io"
 	"log/slog"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	template "github.com/DataDog/datadog-agent/pkg/template/html"
 	"github.com/golang-jwt/jwt/v4"
 	"github.com/google/go-github/v66/github"
 

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
-	"html/template"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
+
+	template "github.com/DataDog/datadog-agent/pkg/template/html"
 
 	"github.com/agentfix/agentfix/internal/logattr"
 )

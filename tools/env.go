@@ -9,8 +9,9 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"text/template"
 	"time"
+
+	template "github.com/DataDog/datadog-agent/pkg/template/text"
 
 	"github.com/agentfix/agentfix/agent"
 	"github.com/agentfix/agentfix/internal/logattr"
@@ -73,8 +74,9 @@ type Options struct {
 	Verifier Verifier
 	// TestTimeout bounds the test command; 0 leaves the sandbox's.
 	TestTimeout time.Duration
-	// ReviewStages are text/template sources of the review messages, one
-	// per submit call before the final one; they are rendered with a
+	// ReviewStages are template sources of the review messages, one per
+	// submit call before the final one, in text/template's language without
+	// method calls (agent.Templates says why); they are rendered with a
 	// ReviewData. Empty selects the embedded default, one stage.
 	ReviewStages []string
 	// AllowWorkflowChanges lets a submission change .github/workflows/.

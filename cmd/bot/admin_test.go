@@ -101,7 +101,7 @@ func TestWebhookAdminAndQueueMetrics(t *testing.T) {
 		{"runs without the token", bot.addr + "/admin/runs", nil, http.StatusUnauthorized, "Admin token"},
 		{"runs with the token", bot.addr + "/admin/runs", bearer, http.StatusOK, "codertocat/hello-world"},
 		{"run page", bot.addr + "/admin/runs/" + run.ID(), bearer, http.StatusOK, "octocat"},
-		{"queue monitor API", bot.addr + "/admin/queues/api/queues", bearer, http.StatusOK, `"queue":"interactive"`},
+		{"queues page", bot.addr + "/admin/queues", bearer, http.StatusOK, `<code>interactive</code>`},
 		{"signed link", link, nil, http.StatusOK, "codertocat/hello-world"},
 		{"unsigned link", bot.addr + "/runs/" + run.ID(), nil, http.StatusForbidden, "Invalid link"},
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -65,13 +66,22 @@ var forbidden = map[string][]string{
 	"admin":     {"github.com/google/go-github/", "github.com/go-git/", "github.com/openai/", "github.com/anthropics/", "github.com/bradleyfalzon/"},
 }
 
+// stdTemplates are the standard library's template engines, which look
+// methods up by name: a project package imports DataDog's copies
+// (github.com/DataDog/datadog-agent/pkg/template/text and /html) instead,
+// which call no methods, so the linker can drop the methods nothing calls
+// (BENCHMARKS.md, "Binary size"; deploy's TestReleaseBinary checks the
+// binary itself).
+var stdTemplates = []string{"text/template", "html/template"}
+
 type pkg struct {
 	ImportPath string
+	Imports    []string
 	Deps       []string
 }
 
 func TestImportGraph(t *testing.T) {
-	cmd := exec.Command("go", "list", "-deps=false", "-json=ImportPath,Deps", module+"/...")
+	cmd := exec.Command("go", "list", "-deps=false", "-json=ImportPath,Imports,Deps", module+"/...")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -109,6 +119,11 @@ func TestImportGraph(t *testing.T) {
 				if strings.HasPrefix(d, f) {
 					bad = append(bad, d)
 				}
+			}
+		}
+		for _, imp := range p.Imports {
+			if slices.Contains(stdTemplates, imp) {
+				t.Errorf("%s imports %s, which looks methods up by name and so keeps every method in the binary; import github.com/DataDog/datadog-agent/pkg/template/%s instead", name, imp, strings.TrimSuffix(imp, "/template"))
 			}
 		}
 		sort.Strings(bad)

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"text/template"
 	"time"
 	"unicode/utf8"
+
+	template "github.com/DataDog/datadog-agent/pkg/template/text"
 
 	"github.com/agentfix/agentfix/jobs/worker/outcome"
 )
