@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/internal/logattr"
+	"github.com/agentfix/agentfix/internal/redisconn"
 	"github.com/agentfix/agentfix/localfix"
 )
 
@@ -34,7 +35,7 @@ type Main struct {
 
 	// redisLog is go-redis's logger for this process, which main sets
 	// (redis.SetLogger); openRedis points it at the command's logger.
-	redisLog goRedisLog
+	redisLog redisconn.Log
 	// now is the clock of the Redis outage's line; nil is time.Now.
 	now     func() time.Time
 	closers []func() error

@@ -95,20 +95,3 @@ func TestSetupThenRestart(t *testing.T) {
 		t.Errorf("the restarted bot still runs in setup mode:\n%s", logs)
 	}
 }
-
-func TestPersistenceWarning(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		save, aof string
-		warn      bool
-	}{
-		{"3600 1 300 100 60 10000", "no", false},
-		{"", "yes", false},
-		{"", "no", true},
-		{" ", "no", true},
-	} {
-		if got := persistenceWarning(tc.save, tc.aof) != ""; got != tc.warn {
-			t.Errorf("persistenceWarning(%q, %q) warns %v, want %v", tc.save, tc.aof, got, tc.warn)
-		}
-	}
-}

@@ -51,6 +51,7 @@ var allowed = map[string][]string{
 	"rootfs":                {},
 	"setupcache":            {"internal/copytree"},
 	"internal/copytree":     {},
+	"internal/redisconn":    {},
 	"devcontainer":          {},
 }
 

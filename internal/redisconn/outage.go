@@ -1,4 +1,4 @@
-package main
+package redisconn
 
 import (
 	"context"
@@ -17,21 +17,21 @@ import (
 	"github.com/agentfix/agentfix/internal/logattr"
 )
 
-// redisOutageEvery is how often an unreachable Redis is said again.
-const redisOutageEvery = time.Minute
+// outageEvery is how often an unreachable Redis is said again.
+const outageEvery = time.Minute
 
 // maxOutageCauses bounds the dial errors an outage remembers (one per
 // address the client tried, in practice).
 const maxOutageCauses = 8
 
-// redisOutage turns the many log lines of an unreachable Redis — go-redis's
+// Outage turns the many log lines of an unreachable Redis — go-redis's
 // pool, asynq's every loop, each caller's error — into one line that names
 // AGENTFIX_REDIS_URL and the address, said again at most once a minute
 // with the number of lines left out, and one line when Redis answers
 // again. It is a go-redis hook, which sees every dial and its error, and a
 // filter of the process's log (Filter), which leaves out the records
 // carrying the text of a dial error seen during the outage.
-type redisOutage struct {
+type Outage struct {
 	log *slog.Logger // where its own lines go (not through the filter)
 	now func() time.Time
 
@@ -41,12 +41,14 @@ type redisOutage struct {
 	dropped int       // lines left out since
 }
 
-func newRedisOutage(log *slog.Logger, now func() time.Time) *redisOutage {
-	return &redisOutage{log: log, now: now}
+// NewOutage returns an Outage that says its lines to log, reading the
+// time from now.
+func NewOutage(log *slog.Logger, now func() time.Time) *Outage {
+	return &Outage{log: log, now: now}
 }
 
 // DialHook watches every connection go-redis opens.
-func (o *redisOutage) DialHook(next redis.DialHook) redis.DialHook {
+func (o *Outage) DialHook(next redis.DialHook) redis.DialHook {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := next(ctx, network, addr)
 		switch {
@@ -60,10 +62,10 @@ func (o *redisOutage) DialHook(next redis.DialHook) redis.DialHook {
 }
 
 // ProcessHook passes commands through.
-func (o *redisOutage) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (o *Outage) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
 
 // ProcessPipelineHook passes pipelines through.
-func (o *redisOutage) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (o *Outage) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
 }
 
@@ -71,7 +73,7 @@ func (o *redisOutage) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // than a minute ago. A bare context deadline says nothing about Redis that
 // other lines would not also say, so it is not a cause lines are left out
 // for; a dial error naming the network operation is.
-func (o *redisOutage) dialFailed(addr string, err error) {
+func (o *Outage) dialFailed(addr string, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	now := o.now()
@@ -83,7 +85,7 @@ func (o *redisOutage) dialFailed(addr string, err error) {
 			o.causes = o.causes[1:]
 		}
 	}
-	if !o.said.IsZero() && now.Sub(o.said) < redisOutageEvery {
+	if !o.said.IsZero() && now.Sub(o.said) < outageEvery {
 		return
 	}
 	msg := "redis at " + addr + " does not answer: check AGENTFIX_REDIS_URL; retrying, and saying so at most once a minute"
@@ -95,7 +97,7 @@ func (o *redisOutage) dialFailed(addr string, err error) {
 }
 
 // dialed ends an outage.
-func (o *redisOutage) dialed(addr string) {
+func (o *Outage) dialed(addr string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if len(o.causes) == 0 {
@@ -107,7 +109,7 @@ func (o *redisOutage) dialed(addr string) {
 
 // drop reports whether a record with text is about the outage, and counts
 // it when it is.
-func (o *redisOutage) drop(text string) bool {
+func (o *Outage) drop(text string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, c := range o.causes {
@@ -120,10 +122,10 @@ func (o *redisOutage) drop(text string) bool {
 }
 
 // Filter wraps h so it leaves out the records about the outage.
-func (o *redisOutage) Filter(h slog.Handler) slog.Handler { return &outageFilter{o: o, h: h} }
+func (o *Outage) Filter(h slog.Handler) slog.Handler { return &outageFilter{o: o, h: h} }
 
 type outageFilter struct {
-	o *redisOutage
+	o *Outage
 	h slog.Handler
 }
 
@@ -151,14 +153,17 @@ func (f *outageFilter) WithGroup(name string) slog.Handler {
 	return &outageFilter{o: f.o, h: f.h.WithGroup(name)}
 }
 
-// goRedisLog is go-redis's logger, which is one per process
-// (redis.SetLogger): main sets it once, and each line goes at warning
-// level to the logger stored last (the one of the Main that opened Redis,
-// with its outage filter), or nowhere before there is one.
-type goRedisLog struct{ to atomic.Pointer[slog.Logger] }
+// Log is go-redis's logger, which is one per process (redis.SetLogger):
+// main sets it once, and each line goes at warning level to the logger
+// given last to Use (the one of the command that opened Redis, with its
+// outage filter), or nowhere before there is one.
+type Log struct{ to atomic.Pointer[slog.Logger] }
+
+// Use sends go-redis's lines to l from now on.
+func (g *Log) Use(l *slog.Logger) { g.to.Store(l) }
 
 // Printf logs one line of go-redis.
-func (g *goRedisLog) Printf(ctx context.Context, format string, v ...any) {
+func (g *Log) Printf(ctx context.Context, format string, v ...any) {
 	if l := g.to.Load(); l != nil {
 		l.WarnContext(ctx, strings.TrimSpace(fmt.Sprintf(format, v...)))
 	}

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
-	"log/slog"
 	"net"
 	"os"
 	"regexp"
@@ -75,82 +73,6 @@ func (c *fakeClock) waitReads(t *testing.T, n int) {
 	}
 	if c.reads < 0 {
 		t.Fatalf("timed out waiting for %d failed dials of Redis (the test's deadline is near)", n)
-	}
-}
-
-// textLog is a text logger into b without times, as a golden file needs.
-func textLog(b *syncBuffer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-		if a.Key == slog.TimeKey {
-			return slog.Attr{}
-		}
-		return a
-	}}))
-}
-
-// TestRedisOutageLines plays an outage through the hook and the filter: the
-// first failed dial says it in one line naming AGENTFIX_REDIS_URL and the
-// address; the lines of asynq, go-redis and other callers carrying the
-// dial error are left out; a minute later the line comes again with their
-// number; a dial that works ends the outage, and other lines pass all
-// along (testdata/redis_outage.golden).
-func TestRedisOutageLines(t *testing.T) {
-	t.Parallel()
-	var out syncBuffer
-	base := textLog(&out)
-	clock := newFakeClock()
-	o := newRedisOutage(base, clock.now)
-	filtered := slog.New(o.Filter(base.Handler()))
-	asynqLog := filtered.With("queue", "agent")
-	goRedis := &goRedisLog{}
-	goRedis.to.Store(filtered)
-
-	refused := errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
-	dialErr := refused
-	dial := o.DialHook(func(context.Context, string, string) (net.Conn, error) { return nil, dialErr })
-	ctx := context.Background()
-	noise := func() {
-		asynqLog.Error("Dequeue error: UNKNOWN: redis eval error: " + refused.Error())
-		asynqLog.Error("Failed to write server state data: UNKNOWN: redis command error: SADD failed: " + refused.Error())
-		filtered.Warn("take the lead of the sweep", "err", fmt.Errorf("take lock agentfix:redeliver:1:leader: %w", refused))
-		goRedis.Printf(ctx, "redis: connection pool: failed to dial after %d attempts: %v", 5, refused)
-	}
-
-	filtered.Info("worker started")
-	_, _ = dial(ctx, "tcp", "127.0.0.1:1")
-	noise()
-	filtered.Warn("a GitHub API call failed", "err", "502 Bad Gateway")
-	dialErr = context.DeadlineExceeded // too plain to leave lines out for
-	_, _ = dial(ctx, "tcp", "127.0.0.1:1")
-	filtered.Warn("a GitHub API call failed", "err", context.DeadlineExceeded)
-	dialErr = refused
-	clock.advance(59 * time.Second)
-	_, _ = dial(ctx, "tcp", "127.0.0.1:1")
-	noise()
-	clock.advance(time.Second)
-	_, _ = dial(ctx, "tcp", "127.0.0.1:1")
-	noise()
-	dialErr = context.Canceled // a dial given up on shutdown says nothing
-	_, _ = dial(ctx, "tcp", "127.0.0.1:1")
-	dialErr = nil
-	_, _ = dial(ctx, "tcp", "127.0.0.1:1")
-	_, _ = dial(ctx, "tcp", "127.0.0.1:1")
-	asynqLog.Error("Dequeue error: UNKNOWN: redis eval error: " + refused.Error())
-
-	checkGolden(t, "redis_outage.golden", out.String())
-}
-
-// TestGoRedisLog: go-redis's lines become warnings of the logger stored,
-// and go nowhere before one is.
-func TestGoRedisLog(t *testing.T) {
-	t.Parallel()
-	var out syncBuffer
-	g := &goRedisLog{}
-	g.Printf(context.Background(), "redis: lost %d", 1)
-	g.to.Store(textLog(&out))
-	g.Printf(context.Background(), "redis: discarding bad PubSub connection: %v\n", errors.New("EOF"))
-	if got, want := out.String(), "level=WARN msg=\"redis: discarding bad PubSub connection: EOF\"\n"; got != want {
-		t.Errorf("go-redis line logged as %q, want %q", got, want)
 	}
 }
 
