@@ -28,6 +28,7 @@ func funcs() template.FuncMap {
 		"exitLabel":  func(s agent.ExitStatus) string { return describeExit(string(s)).Label },
 		"narrowed":   runFilter.Active,
 		"zero":       time.Time.IsZero,
+		"num":        func(n int) string { return count(int64(n)) },
 		"waited":     waited,
 		"joinComma":  joinComma,
 	}
