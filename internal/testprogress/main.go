@@ -1,8 +1,10 @@
 // Command testprogress shows `go test -json` as people read `go test`:
 // one line per package as soon as the package finishes (go test itself
 // holds a package's line back until every package before it in the list
-// has finished), the output of failing tests and of build failures, and a
-// last line counting packages. It exits 1 when anything failed. make test
+// has finished), the output of failing tests and of build failures, the
+// output of tests still running when their package failed (a timeout, a
+// crash, a SIGQUIT's goroutine dump: test2json gives that to the test
+// that ran last), and a last line counting packages. It exits 1 when anything failed. make test
 // pipes go test through it.
 package main
 
@@ -12,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -81,13 +84,23 @@ func show(r io.Reader, w io.Writer) (summary, error) {
 					fmt.Fprint(w, indent(strings.Join(out[e.Package+"\x00"+t], "")))
 				}
 			}
+			for _, t := range unfinished(out, e.Package, tests) {
+				fmt.Fprintf(w, "    %s did not finish:\n", t)
+				fmt.Fprint(w, indent(indent(strings.Join(out[e.Package+"\x00"+t], ""))))
+			}
 			fmt.Fprint(w, indent(strings.Join(out[key], "")))
 		case "pass":
+			if e.Test != "" {
+				delete(out, key) // a passed test's output is never shown
+			}
 			if e.Test == "" {
 				s.passed++
 				fmt.Fprintf(w, "ok   %s %.1fs\n", e.Package, e.Elapsed)
 			}
 		case "skip":
+			if e.Test != "" {
+				delete(out, key)
+			}
 			if e.Test == "" {
 				s.skipped++
 				fmt.Fprintf(w, "-    %s (no test files)\n", e.Package)
@@ -107,6 +120,21 @@ func show(r io.Reader, w io.Writer) (summary, error) {
 	}
 	fmt.Fprintf(w, "\n%d packages passed, %d failed, %d without tests\n", s.passed, s.failed, s.skipped)
 	return s, nil
+}
+
+// unfinished returns, sorted, the tests of pkg with output kept that
+// neither passed, skipped nor failed: those running when the package
+// ended.
+func unfinished(out map[string][]string, pkg string, failed []string) []string {
+	var tests []string
+	for k := range out {
+		t, ok := strings.CutPrefix(k, pkg+"\x00")
+		if ok && t != "" && !slices.Contains(failed, t) {
+			tests = append(tests, t)
+		}
+	}
+	sort.Strings(tests)
+	return tests
 }
 
 // hasFailedChild reports whether a subtest of t failed too: its output

@@ -25,6 +25,16 @@ func TestShow(t *testing.T) {
 		`{"ImportPath":"example/c","Action":"build-output","Output":"c.go:1: syntax error\n"}`,
 		`{"ImportPath":"example/c","Action":"build-fail"}`,
 		`{"Action":"skip","Package":"example/d"}`,
+		`{"Action":"start","Package":"example/e"}`,
+		`{"Action":"run","Package":"example/e","Test":"TestDone"}`,
+		`{"Action":"output","Package":"example/e","Test":"TestDone","Output":"=== RUN   TestDone\n"}`,
+		`{"Action":"pass","Package":"example/e","Test":"TestDone","Elapsed":0.1}`,
+		`{"Action":"run","Package":"example/e","Test":"TestHangs"}`,
+		`{"Action":"output","Package":"example/e","Test":"TestHangs","Output":"=== RUN   TestHangs\n"}`,
+		`{"Action":"output","Package":"example/e","Test":"TestHangs","Output":"SIGQUIT: quit\n"}`,
+		`{"Action":"output","Package":"example/e","Test":"TestHangs","Output":"goroutine 7 [chan receive, 29 minutes]:\n"}`,
+		`{"Action":"output","Package":"example/e","Output":"FAIL\texample/e\t1784.6s\n"}`,
+		`{"Action":"fail","Package":"example/e","Elapsed":1784.6}`,
 		`go: downloading example.com/m v1.0.0`,
 	}, "\n")
 	var b strings.Builder
@@ -39,14 +49,20 @@ FAIL example/b 3.0s
 FAIL example/c [build failed]
 c.go:1: syntax error
 -    example/d (no test files)
+FAIL example/e 1784.6s
+    TestHangs did not finish:
+        === RUN   TestHangs
+        SIGQUIT: quit
+        goroutine 7 [chan receive, 29 minutes]:
+    FAIL	example/e	1784.6s
 go: downloading example.com/m v1.0.0
 
-1 packages passed, 2 failed, 1 without tests
+1 packages passed, 3 failed, 1 without tests
 `
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}
-	if s.failed != 2 {
-		t.Errorf("failed = %d, want 2 (a test and a build)", s.failed)
+	if s.failed != 3 {
+		t.Errorf("failed = %d, want 3 (a test, a build, a package that did not finish)", s.failed)
 	}
 }
