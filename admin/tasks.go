@@ -114,8 +114,12 @@ func (s *Server) taskList(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	insp := asynq.NewInspectorFromRedisClient(s.rdb)
+	found, qerr := insp.Queues()
 	for _, q := range s.queues {
-		qv, err := listQueue(insp, q, v.Delivery, byDelivery)
+		qv, err := queueView{Name: q, StatsURL: "/admin/queues#queue-" + q}, qerr
+		if err == nil {
+			qv, err = listQueue(insp, q, slices.Contains(found, q), v.Delivery, byDelivery)
+		}
 		if err != nil {
 			s.log.Error("list tasks", logattr.Path, r.URL.Path, logattr.Err, err)
 			qv.Error = "The tasks of this queue could not be read from Redis; try again shortly."
@@ -128,15 +132,12 @@ func (s *Server) taskList(w http.ResponseWriter, r *http.Request) {
 	s.renderPage(w, r, http.StatusOK, "tasks", page{Title: "Tasks", Nav: "tasks", Refresh: v.Reload, Data: v})
 }
 
-// listQueue reads the tasks of queue q, those of delivery when it is not
-// empty, and links them to the runs of their deliveries.
-func listQueue(insp *asynq.Inspector, q, delivery string, byDelivery map[string][]runs.Meta) (queueView, error) {
+// listQueue reads the tasks of queue q (exists: it is in Redis's list of
+// queues), those of delivery when it is not empty, and links them to the
+// runs of their deliveries.
+func listQueue(insp *asynq.Inspector, q string, exists bool, delivery string, byDelivery map[string][]runs.Meta) (queueView, error) {
 	v := queueView{Name: q, StatsURL: "/admin/queues#queue-" + q}
-	found, err := insp.Queues()
-	if err != nil {
-		return v, err
-	}
-	if !slices.Contains(found, q) {
+	if !exists {
 		return v, nil // no task was ever enqueued on it
 	}
 	info, err := insp.GetQueueInfo(q)

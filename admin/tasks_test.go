@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,10 +125,14 @@ func TestTaskList(t *testing.T) {
 		byDelivery[m.DeliveryID] = append(byDelivery[m.DeliveryID], m)
 	}
 	// A queue no task was ever enqueued on has no tasks, and no error.
-	if q, err := listQueue(insp, "never-used", "", byDelivery); err != nil || len(q.Tasks) != 0 {
+	found, err := insp.Queues()
+	if err != nil || slices.Contains(found, "never-used") {
+		t.Fatalf("queues in Redis: %q, %v; want no never-used", found, err)
+	}
+	if q, err := listQueue(insp, "never-used", false, "", byDelivery); err != nil || len(q.Tasks) != 0 {
 		t.Errorf("a queue never used: %+v, %v; want no tasks, no error", q, err)
 	}
-	q, err := listQueue(insp, jobs.QueueAgent, "", byDelivery)
+	q, err := listQueue(insp, jobs.QueueAgent, true, "", byDelivery)
 	if err != nil {
 		t.Fatal(err)
 	}
