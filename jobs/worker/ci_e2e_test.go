@@ -179,7 +179,7 @@ func TestCIRoundFixesFailingCheck(t *testing.T) {
 	first := h.checksDone(head, ghfake.Actions.Slug)
 	again := h.checksDone(head, ghfake.Actions.Slug) // a redelivery
 	h.deliver("check_run", h.f.CheckRunEvent(hRepo, job))
-	h.waitFor("the ci round's reply", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
+	h.waitForComments("the ci round's reply", pr, "agentfix:final revise:", 1)
 	h.roundDone(pr)
 	h.interactiveDone("the first checks task", jobs.ChecksTaskID(first))
 	h.interactiveDone("the redelivered checks task", jobs.ChecksTaskID(again))
@@ -254,7 +254,7 @@ func TestCIRoundPreExistingAndMissingLog(t *testing.T) {
 
 	h.checksDone(head, ghfake.OtherCI.Slug)
 	h.checksDone(head, ghfake.Actions.Slug)
-	h.waitFor("the ci round's reply", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
+	h.waitForComments("the ci round's reply", pr, "agentfix:final revise:", 1)
 	prompt := h.model.instancePrompt(0)
 	for _, want := range []string{
 		"Check lint (Other CI): failure. It fails on the base branch's latest commit too, so this pull request did not cause it: do not try to fix it.",
@@ -318,7 +318,7 @@ func TestCIMaxRoundsSaidOnce(t *testing.T) {
 	h.startWorker()
 
 	h.checksDone(head, ghfake.Actions.Slug)
-	h.waitFor("the ci round's reply", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
+	h.waitForComments("the ci round's reply", pr, "agentfix:final revise:", 1)
 	h.roundDone(pr)
 	next := h.f.HeadCommit(hRepo, branch).SHA
 	if next == head {
@@ -428,7 +428,7 @@ func TestCIRoundsResume(t *testing.T) {
 	if len(resumed) != 1 {
 		t.Fatalf("replies to the resume = %d, want 1: %+v", len(resumed), h.botComments(pr))
 	}
-	h.waitFor("the ci round's reply", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
+	h.waitForComments("the ci round's reply", pr, "agentfix:final revise:", 1)
 	h.roundDone(pr)
 	if b, ok := h.file(branch, "calc.go"); !ok || !strings.Contains(b, "return a + b") {
 		t.Errorf("calc.go on the branch = %q, want the ci round's fix", b)
@@ -466,7 +466,7 @@ func TestConflictRound(t *testing.T) {
 	push := h.f.PushEvent(hRepo, "main", before)
 	h.deliver("push", push)
 	h.deliver("push", push)
-	h.waitFor("the conflict round's reply", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
+	h.waitForComments("the conflict round's reply", pr, "agentfix:final revise:", 1)
 	h.roundDone(pr)
 
 	merge := h.f.HeadCommit(hRepo, branch)
@@ -508,7 +508,7 @@ func TestConflictRoundRefusesMarkers(t *testing.T) {
 	h.startWorker()
 
 	h.deliver("push", h.f.PushEvent(hRepo, "main", before))
-	h.waitFor("the conflict round's reply", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
+	h.waitForComments("the conflict round's reply", pr, "agentfix:final revise:", 1)
 	reply := h.commentsWith(pr, "agentfix:final revise:")[0].Body
 	if !strings.Contains(reply, "I pushed nothing: conflict markers remain in `README.md`, so I did not push the merge.") {
 		t.Errorf("the reply does not say the markers remain:\n%s", reply)

@@ -22,7 +22,7 @@ func TestLabelReviewRoundStopHelp(t *testing.T) {
 
 	// The label: one pull request with the fix.
 	h.label(hRequester)
-	h.waitFor("the fix job's final comment", func() bool { return len(h.commentsWith(h.issue, "agentfix:final")) == 1 })
+	h.waitForComments("the fix job's final comment", h.issue, "agentfix:final", 1)
 	prs := h.prs()
 	if len(prs) != 1 {
 		t.Fatalf("pull requests = %d, want 1", len(prs))
@@ -57,7 +57,7 @@ func TestLabelReviewRoundStopHelp(t *testing.T) {
 
 	// Help for a reader, on the pull request.
 	h.commentOn(pr, h.f.BotLogin(), "dave", "/agent-fix help")
-	h.waitFor("the help", func() bool { return len(h.commentsWith(pr, "@dave, I am **agentfix**")) == 1 })
+	h.waitForComments("the help", pr, "@dave, I am **agentfix**", 1)
 
 	// Another round, stopped from the issue while the agent works.
 	reached := make(chan struct{})

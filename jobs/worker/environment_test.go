@@ -172,7 +172,7 @@ func TestRoundSetupRunsTheDefaultBranchsFiles(t *testing.T) {
 	// Round 2, asked for on the pull request: setup runs main's script.
 	h.model.add(edit("README.md", "# widget", "# widget\n\nAdds."), submit("Documented it."), submit(""))
 	h.commentOn(pr, h.f.BotLogin(), hRequester, "/agent-fix document it")
-	h.waitFor("the round's reply", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
+	h.waitForComments("the round's reply", pr, "agentfix:final revise:", 1)
 	msgs := h.model.lastMessages()
 	review := msgs[len(msgs)-1]
 	for _, want := range []string{"```\ntrusted\necho written by the agent > \"$HOME/who\"\n```"} {

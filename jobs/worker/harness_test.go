@@ -343,6 +343,22 @@ func (h *harness) waitFor(what string, cond func() bool) {
 	}
 }
 
+// waitForComments waits until the bot has want comments on n containing s
+// and returns them. More than want fails the test at once, naming them: a
+// wait for an exact count that was overshot would never end.
+func (h *harness) waitForComments(what string, n int, s string, want int) []ghfake.Comment {
+	h.t.Helper()
+	var got []ghfake.Comment
+	h.waitFor(what, func() bool {
+		got = h.commentsWith(n, s)
+		if len(got) > want {
+			h.t.Fatalf("%s: %d comments with %q, want %d:\n%+v\nlogs:\n%s", what, len(got), s, want, got, tail(h.logs.String(), 6000))
+		}
+		return len(got) == want
+	})
+	return got
+}
+
 // nearDeadline fires a little before go test's deadline would end the
 // test, so a wait can say what it waited for; never without a deadline.
 func nearDeadline(t *testing.T) <-chan time.Time {

@@ -276,7 +276,7 @@ func TestAllowedUsersAndTeams(t *testing.T) {
 				}
 				return
 			}
-			h.waitFor("the reply", func() bool { return len(h.commentsWith(h.issue, "limits who may ask agentfix")) == 1 })
+			h.waitForComments("the reply", h.issue, "limits who may ask agentfix", 1)
 			h.waitFor("the job to be gone", func() bool { st := h.taskState(); return st == "" || st == "archived" })
 			if n := len(h.botComments(h.issue)); n != 1 {
 				t.Errorf("bot comments = %d, want only the reply", n)
@@ -379,7 +379,7 @@ func TestHelpShowsTheRepositorysLimits(t *testing.T) {
 	h.f.SetPermission(hRepo, "dave", "read")
 	h.startWorker()
 	h.comment("dave", "/agent-fix help")
-	h.waitFor("the help reply", func() bool { return len(h.commentsWith(h.issue, "Limits in this repository:")) == 1 })
+	h.waitForComments("the help reply", h.issue, "Limits in this repository:", 1)
 	got := h.commentsWith(h.issue, "Limits in this repository:")[0].Body
 	want := "Limits in this repository:\n" +
 		"- each job: at most 5 agent steps, $1.00 of model spend and 5m00s\n" +

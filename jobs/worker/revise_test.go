@@ -175,7 +175,7 @@ func TestRoundUsesTheRepositorysModel(t *testing.T) {
 	h.model.add(edit("calc.go", "return a + b", "return b + a"), submit("Swapped the operands."), submit(""))
 	h.startWorker()
 	h.commentOn(pr, h.f.BotLogin(), hRequester, "/agent-fix swap the operands")
-	h.waitFor("the round's reply", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
+	h.waitForComments("the round's reply", pr, "agentfix:final revise:", 1)
 	if got := h.model.requestModel(0); got != "gpt-repo" {
 		t.Errorf("the round queried model %q, want gpt-repo", got)
 	}
@@ -210,12 +210,12 @@ func TestFollowUpRound(t *testing.T) {
 	h.commentOn(pr, bot, hRequester, "/agent-fix reword the doc comment")
 	await(t, reached, "the first round's agent")
 	h.commentOn(pr, bot, "bob", "/agent-fix also document Add in the README")
-	h.waitFor("the kept reply", func() bool { return len(h.commentsWith(pr, "I kept your command")) == 1 })
+	h.waitForComments("the kept reply", pr, "I kept your command", 1)
 	if n := h.model.calls(); n != 1 {
 		t.Fatalf("model calls while the first round runs = %d, want 1 (no second round yet)", n)
 	}
 	close(release)
-	h.waitFor("both rounds' replies", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 2 })
+	h.waitForComments("both rounds' replies", pr, "agentfix:final revise:", 2)
 	h.waitFor("the follow-up round's task done", func() bool { return h.reviseState(pr) == "completed" })
 
 	prompt := h.model.prompt(3)
@@ -267,7 +267,7 @@ func TestStopRound(t *testing.T) {
 	})
 
 	h.commentOn(pr, bot, "dave", "/agent-fix stop")
-	h.waitFor("the refusal", func() bool { return len(h.commentsWith(pr, "@dave, only the person who asked for this run")) == 1 })
+	h.waitForComments("the refusal", pr, "@dave, only the person who asked for this run", 1)
 	if st := h.reviseState(pr); st != "active" {
 		t.Fatalf("round state after a refused stop = %q, want active", st)
 	}
@@ -309,7 +309,7 @@ func TestAnotherBotsPR(t *testing.T) {
 	pr := h.f.AddPR(hRepo, ghfake.PR{Title: "Update deps", Head: "renovate/deps", Author: "renovate[bot]"})
 	reg, _ := h.startWorker()
 	h.commentOn(pr, "renovate[bot]", hRequester, "/agent-fix bump it further")
-	h.waitFor("the reply", func() bool { return len(h.commentsWith(pr, "I only revise pull requests I opened myself")) == 1 })
+	h.waitForComments("the reply", pr, "I only revise pull requests I opened myself", 1)
 	h.waitFor("the notice to end and the round to be gone or ended", func() bool {
 		st := h.reviseState(pr)
 		return (st == "" || st == "archived") && metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "notice"}) == 1
@@ -347,7 +347,7 @@ func TestKeptAfterTheRoundEnded(t *testing.T) {
 	if err := w.keepCommand(t.Context(), f, c); err != nil {
 		t.Fatal(err)
 	}
-	h.waitFor("the follow-up round's reply", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
+	h.waitForComments("the follow-up round's reply", pr, "agentfix:final revise:", 1)
 	if prompt := h.model.prompt(0); !strings.Contains(prompt, "Request 1 of 1, by @alice in a comment:\ndocument Add") {
 		t.Errorf("the follow-up round's task lacks the kept command:\n%s", prompt)
 	}
@@ -377,7 +377,7 @@ func TestIssueTriggerWhileARoundRuns(t *testing.T) {
 		return len(h.commentsWith(h.issue, "a round is running there; this request runs in the next round when it ends.")) == 1
 	})
 	close(release)
-	h.waitFor("both rounds' replies", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 2 })
+	h.waitForComments("both rounds' replies", pr, "agentfix:final revise:", 2)
 	if prompt := h.model.prompt(3); !strings.Contains(prompt, "by @alice in a comment:\nalso document it") {
 		t.Errorf("the follow-up round's task lacks the issue's command:\n%s", prompt)
 	}

@@ -79,7 +79,7 @@ func TestSameIssueTwiceThenAgain(t *testing.T) {
 
 	// A second trigger while the job runs: "already working" with a link.
 	h.comment(hRequester, "/agent-fix")
-	h.waitFor("the already-working reply", func() bool { return len(h.commentsWith(h.issue, "already working")) == 1 })
+	h.waitForComments("the already-working reply", h.issue, "already working", 1)
 	status := h.commentsWith(h.issue, "agentfix:status")
 	if len(status) != 1 {
 		t.Fatalf("status comments = %d, want 1", len(status))
@@ -106,7 +106,7 @@ func TestSameIssueTwiceThenAgain(t *testing.T) {
 		t.Fatalf("pull requests = %d, want 1", len(prs))
 	}
 	pr := prs[0].Number
-	h.waitFor("the round's reply on the PR", func() bool { return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 })
+	h.waitForComments("the round's reply on the PR", pr, "agentfix:final revise:", 1)
 	second := h.f.HeadCommit(hRepo, "agent-fix/issue-1")
 	if len(second.Parents) != 1 || second.Parents[0] != first.SHA {
 		t.Errorf("second commit's parents = %v, want the first commit %s (no force push)", second.Parents, first.SHA)
@@ -146,7 +146,7 @@ func TestShutdownMidJobThenRetry(t *testing.T) {
 	}
 
 	h.startWorker()
-	h.waitFor("the retried job's final comment", func() bool { return len(h.commentsWith(h.issue, "agentfix:final")) == 1 })
+	h.waitForComments("the retried job's final comment", h.issue, "agentfix:final", 1)
 	again := h.commentsWith(h.issue, "agentfix:status")
 	if len(again) != 1 || again[0].ID != status[0].ID || !strings.Contains(again[0].Body, "Done") {
 		t.Errorf("status comments after the retry = %+v, want the same comment, done", again)
@@ -220,7 +220,7 @@ func TestRateLimitedComment(t *testing.T) {
 	h.model.add(fixScript(h.markers)...)
 	h.startWorker()
 	h.label(hRequester)
-	h.waitFor("the final comment", func() bool { return len(h.commentsWith(h.issue, "agentfix:final")) == 1 })
+	h.waitForComments("the final comment", h.issue, "agentfix:final", 1)
 	if !slices.Contains(h.waits.all(), 7*time.Second) {
 		t.Errorf("waits = %v, want the 7 s GitHub asked for", h.waits.all())
 	}
@@ -315,7 +315,7 @@ func TestIncompleteRunOpensDraft(t *testing.T) {
 			h.model.add(fixCalc(), bash("ls"), bash("cat calc.go"))
 			h.startWorker()
 			h.label(hRequester)
-			h.waitFor("the final comment", func() bool { return len(h.commentsWith(h.issue, "agentfix:final")) == 1 })
+			h.waitForComments("the final comment", h.issue, "agentfix:final", 1)
 			prs := h.prs()
 			if len(prs) != 1 {
 				t.Fatalf("pull requests = %d, want 1", len(prs))
@@ -515,7 +515,7 @@ func TestStopWhileWaiting(t *testing.T) {
 
 	h.issue = h.f.AddIssue(hRepo, ghfake.Issue{Title: "Second", Body: "another bug"})
 	h.label(hRequester)
-	h.waitFor("the second job's status comment", func() bool { return len(h.commentsWith(h.issue, "⏳ **Queued**")) == 1 })
+	h.waitForComments("the second job's status comment", h.issue, "⏳ **Queued**", 1)
 	if st := h.taskState(); st != "pending" {
 		t.Fatalf("second task state = %q, want pending behind the first", st)
 	}

@@ -68,7 +68,7 @@ func TestDailyBudgetReached(t *testing.T) {
 	}
 	h.startWorker()
 	h.label(hRequester)
-	h.waitFor("the reply", func() bool { return len(h.commentsWith(h.issue, "I am not starting.")) == 1 })
+	h.waitForComments("the reply", h.issue, "I am not starting.", 1)
 	reply := h.commentsWith(h.issue, "I am not starting.")[0].Body
 	for _, want := range []string{"@alice, I am not starting. This repository's daily budget of $20.00 is used up: $20.00 spent today (UTC).", "It resets at 00:00 UTC ("} {
 		if !strings.Contains(reply, want) {

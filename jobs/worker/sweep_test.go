@@ -57,7 +57,7 @@ func TestSweepEndsArchivedJobs(t *testing.T) {
 		cancel()
 		<-done
 	})
-	h.waitFor("the sweep's final comment", func() bool { return len(h.commentsWith(h.issue, "agentfix:final")) == 1 })
+	h.waitForComments("the sweep's final comment", h.issue, "agentfix:final", 1)
 	final := h.commentsWith(h.issue, "agentfix:final")[0]
 	if !strings.Contains(final.Body, "the worker stopped on every attempt of this job") || !strings.Contains(final.Body, "@"+hRequester) {
 		t.Errorf("final comment:\n%s", final.Body)

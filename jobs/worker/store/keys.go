@@ -44,9 +44,10 @@ const (
 	refusedPrefix = "agentfix:refused:"
 	// helpPrefix + repo#number:login: help at most every helpTTL.
 	helpPrefix = "agentfix:help:"
-	// overBudgetPrefix + delivery: one over-budget reply per trigger (its
-	// notice and its job may both find the budget used up).
-	overBudgetPrefix = "agentfix:overbudget:"
+	// replyPrefix + repo#number:delivery: one short reply per trigger on
+	// an issue or pull request (its notice and its job may both answer it,
+	// e.g. both find the budget used up or the pull request another's).
+	replyPrefix = "agentfix:reply:"
 	// followupPrefix + revise task id: commands kept for one more round.
 	followupPrefix = "agentfix:followup:"
 	// roundEndPrefix + revise task id: the delivery of the round that just
@@ -84,7 +85,7 @@ const (
 	cancelTTL     = 24 * time.Hour
 	refusedTTL    = 30 * 24 * time.Hour
 	helpTTL       = 10 * time.Minute
-	overBudgetTTL = 24 * time.Hour
+	replyTTL      = 24 * time.Hour
 	followupTTL   = 24 * time.Hour
 	// autoTTL is how long the state of a pull request's automatic rounds
 	// (but its stop) is kept after its last change: longer than a pull
@@ -113,7 +114,8 @@ func HelpClaim(r repo.Name, n int, login string) Claim {
 	return Claim{key: fmt.Sprintf("%s%s#%d:%s", helpPrefix, r.Key(), n, strings.ToLower(login)), ttl: helpTTL}
 }
 
-// OverBudgetClaim is the one over-budget reply to a delivery.
-func OverBudgetClaim(deliveryID string) Claim {
-	return Claim{key: overBudgetPrefix + deliveryID, ttl: overBudgetTTL}
+// ReplyClaim is the one short reply to a delivery on issue or pull request
+// n.
+func ReplyClaim(r repo.Name, n int, deliveryID string) Claim {
+	return Claim{key: fmt.Sprintf("%s%s#%d:%s", replyPrefix, r.Key(), n, deliveryID), ttl: replyTTL}
 }
