@@ -17,26 +17,8 @@
 // the delivery id. A retry of the task (same payload) finds everything of the
 // job by that key — its status comment, its saved result, its run record —
 // while a new trigger after the job ended (same task id, new delivery) is a
-// new job. What a job keeps in Redis:
-//
-//	agentfix:joblock:<key>        one handler per job at a time (SET NX, refreshed)
-//	agentfix:status:<key>         the status comment's id and URL ("pending" while being created)
-//	agentfix:result:<key>         the agent's result, saved before anything is published, and
-//	                              whether the job was fully reported (24 h)
-//	agentfix:cancel:<task id>     the cancel marker: which delivery's job, who, why (24 h)
-//	agentfix:refused:<repo>#<n>:<login>  one refusal per user per issue (30 days)
-//	agentfix:help:<repo>#<n>:<login>     help at most every 10 minutes per user per issue
-//	agentfix:followup:<task id>   commands kept for one more revise round
-//	agentfix:roundend:<task id>   the delivery of the revise round that just ended
-//	agentfix:roundcheck:<key>     the check run a revise round put on the head it started from
-//	agentfix:overbudget:<delivery>  one over-budget reply per trigger (24 h)
-//	agentfix:autorounds:<repo>#<n>  the automatic rounds a pull request had, one per head (30 days)
-//	agentfix:autostop:<repo>#<n>    who stopped a pull request's automatic rounds (30 days)
-//	agentfix:rerun:<repo>@<commit>  the checks whose failed jobs were re-run on a commit (30 days)
-//	agentfix:autonote:<repo>#<n>:…  a note of automatic rounds said once (30 days)
-//
-// The budgets' own keys (agentfix:budget:…) belong to package budget; a
-// job's budget scope is its key, so its retries share one job budget.
+// new job. Every key a job keeps in Redis, with its TTL, is listed in
+// package store (keys.go).
 //
 // The agent's result is saved before publishing, so a GitHub failure after
 // the agent retries the publication, never the agent: the retry applies the
