@@ -44,6 +44,9 @@ const (
 	// Errored: the request failed (5xx, rate limit, connection); the next
 	// sweep asks again.
 	Errored Outcome = "error"
+	// WouldRedeliver: a dry run (DryRun) found it failed and asked for
+	// nothing.
+	WouldRedeliver Outcome = "would redeliver"
 )
 
 // Report is one failed delivery and what the sweep did with it.

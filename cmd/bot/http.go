@@ -40,21 +40,34 @@ func (m *Main) serveHTTP(ctx context.Context, addr string, h http.Handler, log *
 	if m.Listening != nil {
 		m.Listening(ln.Addr().String())
 	}
+	err = serveUntil(ctx, srv, ln, func() { log.Info("shutting down") })
+	if err != nil {
+		return fmt.Errorf("http: %w", err)
+	}
+	return nil
+}
+
+// serveUntil serves srv on ln until ctx is cancelled, then tells
+// stopping, if set, and shuts down gracefully, letting requests in flight
+// finish within shutdownTimeout.
+func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, stopping func()) error {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
 	case err := <-done:
-		return fmt.Errorf("serve http: %w", err)
+		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
+	if stopping != nil {
+		stopping()
+	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shut down http: %w", err)
+		return fmt.Errorf("shut down: %w", err)
 	}
 	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve http: %w", err)
+		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
 }

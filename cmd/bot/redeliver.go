@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/agentfix/agentfix/config"
@@ -43,15 +40,11 @@ func (m *Main) runRedeliver(ctx context.Context, args []string) error {
 	}
 	from := time.Now().Add(-*since)
 	if *dryRun {
-		failed, listed, err := redeliver.List(ctx, app, from)
+		res, err := redeliver.DryRun(ctx, app, from)
 		if err != nil {
 			return err
 		}
-		res := redeliver.Result{Since: from, Listed: listed}
-		for _, f := range failed {
-			res.Reports = append(res.Reports, redeliver.Report{Failed: f, Outcome: "would redeliver"})
-		}
-		printRedeliveries(m.Stdout, res)
+		res.Print(m.Stdout)
 		return nil
 	}
 	rdb, log, err := m.openRedis(ctx, cfg, log, false)
@@ -63,7 +56,7 @@ func (m *Main) runRedeliver(ctx context.Context, args []string) error {
 		return err
 	}
 	res, err := sw.Sweep(ctx, from)
-	printRedeliveries(m.Stdout, res)
+	res.Print(m.Stdout)
 	if err != nil {
 		return err
 	}
@@ -84,48 +77,4 @@ func redeliverApp(cfg *config.App, log *slog.Logger) (*ghapp.App, error) {
 		return nil, configError{err}
 	}
 	return app, nil
-}
-
-// printRedeliveries writes a sweep's result for people: a summary line,
-// one line per failed delivery (oldest first), the errors GitHub gave, and
-// the counts of each outcome.
-func printRedeliveries(w io.Writer, res redeliver.Result) {
-	fmt.Fprintf(w, "Webhook deliveries since %s: %d listed, %d failed.\n", res.Since.UTC().Format(time.RFC3339), res.Listed, len(res.Reports))
-	if len(res.Reports) == 0 {
-		return
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "OUTCOME\tDELIVERY\tEVENT\tLAST ANSWER\tFIRST ATTEMPT\tATTEMPTS")
-	counts := map[redeliver.Outcome]int{}
-	var order []redeliver.Outcome
-	for _, r := range res.Reports {
-		event := r.Latest.Event
-		if r.Latest.Action != "" {
-			event += "." + r.Latest.Action
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", r.Outcome, r.GUID, event, answer(r.Latest), r.First.UTC().Format(time.RFC3339), r.Attempts)
-		if counts[r.Outcome] == 0 {
-			order = append(order, r.Outcome)
-		}
-		counts[r.Outcome]++
-	}
-	tw.Flush()
-	for _, r := range res.Reports {
-		if r.Err != nil {
-			fmt.Fprintf(w, "%s: %s\n", r.GUID, r.Err)
-		}
-	}
-	var parts []string
-	for _, o := range order {
-		parts = append(parts, fmt.Sprintf("%d %s", counts[o], o))
-	}
-	fmt.Fprintln(w, strings.Join(parts, ", ")+".")
-}
-
-// answer describes how an attempt was answered.
-func answer(d ghapp.HookDelivery) string {
-	if d.StatusCode == 0 {
-		return "none (" + d.Status + ")"
-	}
-	return fmt.Sprintf("%d", d.StatusCode)
 }

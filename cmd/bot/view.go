@@ -105,20 +105,8 @@ func serveView(ctx context.Context, ln net.Listener, h http.Handler, log *slog.L
 		WriteTimeout:      60 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return fmt.Errorf("bot view: serve: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("bot view: shut down: %w", err)
-	}
-	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("bot view: serve: %w", err)
+	if err := serveUntil(ctx, srv, ln, nil); err != nil {
+		return fmt.Errorf("bot view: %w", err)
 	}
 	return nil
 }
