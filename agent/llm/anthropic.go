@@ -71,6 +71,8 @@ func newAnthropic(model string, o Options) (backend, error) {
 
 func (b *anthropicBackend) endpoint() (baseURL, keyVar string) { return b.base, "ANTHROPIC_API_KEY" }
 
+func (b *anthropicBackend) maxOutputTokens() int64 { return b.maxTokens }
+
 // check lists one model: the cheapest request that needs a valid key.
 func (b *anthropicBackend) check(ctx context.Context) error {
 	if _, err := b.models.List(ctx, anthropic.ModelListParams{Limit: anthropic.Int(1)}); err != nil {

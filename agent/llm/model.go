@@ -82,6 +82,9 @@ type backend interface {
 	// endpoint returns the base URL requests go to and the variable
 	// that holds the key, for error messages.
 	endpoint() (baseURL, keyVar string)
+	// maxOutputTokens is the reply limit each request sends, 0 when the
+	// server keeps its own default.
+	maxOutputTokens() int64
 }
 
 // Model is an agent.Model backed by a provider API. It is safe for
@@ -175,6 +178,11 @@ func (m *Model) Unpriced() bool { return m.unpriced }
 
 // Price returns the model's price (zero when unpriced).
 func (m *Model) Price() Price { return m.price }
+
+// MaxOutputTokens returns the reply limit each query sends: the option,
+// or DefaultAnthropicMaxTokens for Anthropic; 0 when an OpenAI-compatible
+// server keeps its own default.
+func (m *Model) MaxOutputTokens() int64 { return m.backend.maxOutputTokens() }
 
 // Query sends the history (and the tools, unless in text mode), retrying
 // transient failures, and prices the reply.

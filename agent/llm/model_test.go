@@ -57,6 +57,28 @@ func TestNew(t *testing.T) {
 	}
 }
 
+func TestMaxOutputTokens(t *testing.T) {
+	tests := []struct {
+		model string
+		opt   int64
+		want  int64
+	}{
+		{"openai/gpt-5", 0, 0}, // the server's default
+		{"openai/gpt-5", 4096, 4096},
+		{"anthropic/claude-sonnet-4-5", 0, DefaultAnthropicMaxTokens},
+		{"anthropic/claude-sonnet-4-5", 1000, 1000},
+	}
+	for _, tt := range tests {
+		m, err := New(tt.model, Options{APIKey: "k", Getenv: noEnv, MaxOutputTokens: tt.opt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.MaxOutputTokens(); got != tt.want {
+			t.Errorf("%s with MaxOutputTokens %d: MaxOutputTokens() = %d, want %d", tt.model, tt.opt, got, tt.want)
+		}
+	}
+}
+
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // golden compares got with testdata/NAME.golden, rewriting it with -update.

@@ -63,6 +63,8 @@ func newOpenAI(model string, o Options) (backend, error) {
 
 func (b *openaiBackend) endpoint() (baseURL, keyVar string) { return b.base, "OPENAI_API_KEY" }
 
+func (b *openaiBackend) maxOutputTokens() int64 { return b.maxTokens }
+
 // check lists the models: the cheapest request that needs a valid key.
 func (b *openaiBackend) check(ctx context.Context) error {
 	var raw *http.Response

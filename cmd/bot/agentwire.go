@@ -94,27 +94,16 @@ func newSandbox(kind string, o workspace.Options) (tools.Sandbox, error) {
 	return sb, nil
 }
 
-// providerOptions maps the provider part of a model name to the options
-// carrying its credentials from the configuration (environment, .env).
-func providerOptions(cfg *config.App) map[string]llm.Options {
-	return map[string]llm.Options{
-		"openai":    {APIKey: cfg.OpenAIAPIKey, BaseURL: cfg.OpenAIBaseURL},
-		"anthropic": {APIKey: cfg.AnthropicAPIKey, BaseURL: cfg.AnthropicBaseURL},
-	}
-}
-
 // newModel builds the model named "provider/model" with the configuration's
 // credentials, price overrides and allow_unpriced_model. An unknown
 // provider, an unpriced model and a missing API key are configuration
 // errors.
 func newModel(cfg *config.App, name string, log *slog.Logger, onError func(error)) (*llm.Model, error) {
-	providers := providerOptions(cfg)
-	provider, model, ok := strings.Cut(name, "/")
-	o, known := providers[provider]
-	if !ok || model == "" || !known {
-		return nil, configError{fmt.Errorf("model %q: want provider/model with provider one of %s (e.g. openai/gpt-5, anthropic/claude-sonnet-4-5)",
-			name, strings.Join(sortedKeys(providers), ", "))}
-	}
+	provider, _, _ := strings.Cut(name, "/")
+	o := map[string]llm.Options{ // an unknown provider gets none; llm.New names the known ones
+		"openai":    {APIKey: cfg.OpenAIAPIKey, BaseURL: cfg.OpenAIBaseURL},
+		"anthropic": {APIKey: cfg.AnthropicAPIKey, BaseURL: cfg.AnthropicBaseURL},
+	}[provider]
 	o.AllowUnpriced = cfg.AllowUnpricedModel
 	o.Logger = log
 	o.OnError = onError
@@ -137,19 +126,15 @@ func newModel(cfg *config.App, name string, log *slog.Logger, onError func(error
 // modelPrice tells the worker's budgets the most one call of a model
 // built by newModel can cost: its price per million tokens (input at the
 // larger of the input and cache-write prices) and its reply limit where
-// one is set (Anthropic's default; OpenAI-compatible servers keep theirs,
-// and the worker reserves its default allowance).
+// one is sent (OpenAI-compatible servers keep theirs, and the worker
+// reserves its default allowance).
 func modelPrice(m agent.Model) worker.ModelPrice {
 	lm, ok := m.(*llm.Model)
 	if !ok {
 		return worker.ModelPrice{}
 	}
 	p := lm.Price()
-	mp := worker.ModelPrice{InputPerM: max(p.Input, p.CacheWrite), OutputPerM: p.Output}
-	if provider, _, _ := strings.Cut(lm.Name(), "/"); provider == "anthropic" {
-		mp.MaxOutputTokens = llm.DefaultAnthropicMaxTokens
-	}
-	return mp
+	return worker.ModelPrice{InputPerM: max(p.Input, p.CacheWrite), OutputPerM: p.Output, MaxOutputTokens: lm.MaxOutputTokens()}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -469,7 +469,7 @@ func TestFixUsageErrors(t *testing.T) {
 		{"none without opt-in", withModel, []string{"--repo", repo, "--issue-file", issue, "--sandbox", "none"}, "set AGENTFIX_ALLOW_UNSANDBOXED=true to allow it"},
 		{"docker without image", withModel, []string{"--repo", repo, "--issue-file", issue, "--sandbox", "docker"}, "the docker sandbox needs --image IMAGE"},
 		{"no model", fake, []string{"--repo", repo, "--issue-file", issue}, "AGENTFIX_MODEL: required"},
-		{"unknown provider", fake, []string{"--repo", repo, "--issue-file", issue, "--model", "mistral/large"}, `model "mistral/large": want provider/model with provider one of anthropic, openai`},
+		{"unknown provider", fake, []string{"--repo", repo, "--issue-file", issue, "--model", "mistral/large"}, `model "mistral/large": want provider/model with provider one of anthropic/MODEL, openai/MODEL`},
 		{"unpriced model", fake, []string{"--repo", repo, "--issue-file", issue, "--model", "openai/my-finetune"}, "set allow_unpriced_model: true"},
 		{"no API key", nil, []string{"--repo", repo, "--issue-file", issue, "--model", "openai/gpt-5"}, "no API key: set OPENAI_API_KEY"},
 		{"no Anthropic key", nil, []string{"--repo", repo, "--issue-file", issue, "--model", "anthropic/claude-sonnet-4-5"}, "no API key: set ANTHROPIC_API_KEY"},
