@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/agentfix/agentfix/devcontainer"
 	"github.com/agentfix/agentfix/internal/logattr"
@@ -113,6 +114,24 @@ type NoImages struct{ Why string }
 
 // Get refuses every image.
 func (n NoImages) Get(context.Context, string) (*rootfs.Root, error) { return nil, errors.New(n.Why) }
+
+// LazyImages returns Images that calls open on the first image a run
+// names, once, and then gets every image from what it opened (or fails
+// with its error): a run naming none (bot fix on the worker's own system)
+// opens nothing and leaves nothing in the data directory.
+func LazyImages(open func() (Images, error)) Images {
+	return &lazyImages{open: sync.OnceValues(open)}
+}
+
+type lazyImages struct{ open func() (Images, error) }
+
+func (l *lazyImages) Get(ctx context.Context, image string) (*rootfs.Root, error) {
+	c, err := l.open()
+	if err != nil {
+		return nil, err
+	}
+	return c.Get(ctx, image)
+}
 
 // environment is a run's chosen and prepared environment.
 type environment struct {

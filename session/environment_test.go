@@ -293,3 +293,29 @@ func TestRunWarmSetupCaches(t *testing.T) {
 		}
 	}
 }
+
+func TestLazyImages(t *testing.T) {
+	t.Parallel()
+	inner := &fakeImages{err: errors.New("not in this test")}
+	opened := 0
+	lazy := LazyImages(func() (Images, error) { opened++; return inner, nil })
+	if opened != 0 {
+		t.Fatal("LazyImages opened the cache before any image was named")
+	}
+	for _, ref := range []string{"a:1", "b:2"} {
+		lazy.Get(t.Context(), ref)
+	}
+	if opened != 1 || !slices.Equal(inner.asked, []string{"a:1", "b:2"}) {
+		t.Errorf("opened %d times, asked %q; want once, both images", opened, inner.asked)
+	}
+
+	refused := LazyImages(func() (Images, error) { opened++; return nil, errors.New("data dir read-only") })
+	for range 2 {
+		if _, err := refused.Get(t.Context(), "a:1"); err == nil || err.Error() != "data dir read-only" {
+			t.Errorf("Get = %v, want the open error", err)
+		}
+	}
+	if opened != 2 {
+		t.Errorf("a failed open was tried %d times, want once", opened-1)
+	}
+}

@@ -54,7 +54,7 @@ func (m *Main) runFix(ctx context.Context, args []string) error {
 	}
 	switch sandbox {
 	case "bwrap":
-		o.Images = &lazyImages{open: func() (session.Images, error) { return openImages(cfg, log) }}
+		o.Images = session.LazyImages(func() (session.Images, error) { return openImages(cfg, log) })
 	case "none":
 		o.Images = noImages
 	}

@@ -220,25 +220,6 @@ func openImages(cfg *config.App, log *slog.Logger) (session.Images, error) {
 	return c, nil
 }
 
-// lazyImages opens an image cache on the first image a run names, so that
-// a run naming none (bot fix on the worker's own system) leaves nothing in
-// the data directory.
-type lazyImages struct {
-	open func() (session.Images, error)
-	once sync.Once
-	c    session.Images
-	err  error
-}
-
-// Get opens the cache once, then pulls image.
-func (l *lazyImages) Get(ctx context.Context, image string) (*rootfs.Root, error) {
-	l.once.Do(func() { l.c, l.err = l.open() })
-	if l.err != nil {
-		return nil, l.err
-	}
-	return l.c.Get(ctx, image)
-}
-
 // sandboxLimits says at startup which per-job limits the kernel enforces
 // for the bwrap sandbox here; without AGENTFIX_ALLOW_UNENFORCED_LIMITS a
 // limit it cannot enforce stops the worker. Other sandboxes have their
