@@ -35,15 +35,16 @@ type readiness struct {
 // job. saved.Ready remembers it was done, so a retry of the job says so
 // again without asking GitHub twice.
 func (w *Worker) markReady(ctx context.Context, j *job, pr ghapp.PullRequest, commit string) readiness {
-	if j.saved.Result.Status != agent.Submitted || draftReason(j.saved.Result, j.saved.Review, j.cfg.Repo, taskText(j)) != "" {
-		return readiness{}
-	}
+	completed := j.saved.Result.Status == agent.Submitted && draftReason(j.saved.Result, j.saved.Review, j.cfg.Repo, taskText(j)) == ""
 	// pr is as the round read it when it started.
 	title, marked := report.CutDraftMark(pr.Title)
-	notice := report.HasDraftNotice(pr.Body)
-	switch {
-	case j.saved.Ready:
-	case marked || pr.Draft && notice:
+	switch readyMoveOf(completed, j.saved.Ready, pr.Draft, report.HasDraftNotice(pr.Body), marked) {
+	case leaveAsIs:
+		return readiness{}
+	case completeBodyOnly:
+		w.completeBody(ctx, j, pr, commit)
+		return readiness{}
+	case markThenComplete:
 		if err := undraft(ctx, j, pr, title, marked); err != nil {
 			j.log.Warn("mark the pull request ready for review", logattr.PR, pr.Number, logattr.Err, err)
 			return readiness{Failure: report.GitHubTrouble(err)}
@@ -52,19 +53,50 @@ func (w *Worker) markReady(ctx context.Context, j *job, pr ghapp.PullRequest, co
 		if err := w.store.SaveResult(ctx, j.key, j.saved); err != nil {
 			j.log.Warn("remember that the pull request was marked ready", logattr.Err, err)
 		}
-	case notice && !pr.Draft:
-		// Ready already, with the notice still saying otherwise: someone
-		// marked it ready, or this job did before a crash kept it from
-		// remembering. The body catches up; the reply claims nothing.
-		w.completeBody(ctx, j, pr, commit)
-		return readiness{}
-	default:
-		// Only the bot's own drafts: one whose body lost the bot's notice,
-		// or that someone made a draft by hand, stays as people left it.
-		return readiness{}
 	}
 	w.completeBody(ctx, j, pr, commit)
 	return readiness{Marked: true}
+}
+
+// readyMove is what a round does about its pull request being a draft.
+type readyMove int
+
+const (
+	// leaveAsIs: the round did not complete the change, or the draft is
+	// not the bot's to undo.
+	leaveAsIs readyMove = iota
+	// markThenComplete: take the pull request out of draft (or the mark
+	// off its title), then complete its body.
+	markThenComplete
+	// alreadyMarked: an earlier attempt of the job marked it; complete the
+	// body and say it was marked, without asking GitHub again.
+	alreadyMarked
+	// completeBodyOnly: it is ready already with the bot's notice still
+	// in its body (someone marked it ready, or a crash kept this job from
+	// remembering it did): the body catches up, the reply claims nothing.
+	completeBodyOnly
+)
+
+// readyMoveOf decides a round's readyMove: completed is set when the round
+// pushed a change the agent submitted that nothing keeps a draft
+// (draftReason); markedBefore when an earlier attempt of this job marked it
+// ready; draft, notice and titleMarked describe the pull request as the
+// round read it: a draft, the bot's draft notice in its body, one of the
+// bot's draft marks in its title. Only the bot's own drafts are undone: a
+// draft whose body lost the notice, or that someone made a draft by hand,
+// stays as people left it.
+func readyMoveOf(completed, markedBefore, draft, notice, titleMarked bool) readyMove {
+	switch {
+	case !completed:
+		return leaveAsIs
+	case markedBefore:
+		return alreadyMarked
+	case titleMarked || draft && notice:
+		return markThenComplete
+	case notice && !draft:
+		return completeBodyOnly
+	}
+	return leaveAsIs
 }
 
 // undraft takes pull request pr out of draft, and title's mark off it when

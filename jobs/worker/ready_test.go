@@ -15,17 +15,13 @@ import (
 // incompletePR opens a pull request of the bot for the harness issue as a
 // fix job a limit ended would have: branch agent-fix/issue-<N> with the
 // partial change, the body pr_body.md.tmpl renders for an incomplete run,
-// and a draft — or, where the repository refuses drafts, a regular pull
-// request titled "[incomplete] …". It returns its number.
-func (h *harness) incompletePR(draft bool) int {
+// and a draft. It returns its number.
+func (h *harness) incompletePR() int {
 	h.t.Helper()
 	branch := fmt.Sprintf("agent-fix/issue-%d", h.issue)
-	h.f.Commit(hRepo, branch, map[string]string{"calc.go": fixedCalc}, fmt.Sprintf("Fix #%d: Add subtracts", h.issue))
 	title := fmt.Sprintf("Fix #%d: Add subtracts", h.issue)
-	if !draft {
-		title = "[incomplete] " + title
-	}
-	return h.f.AddPR(hRepo, ghfake.PR{Title: title, Head: branch, Author: h.f.BotLogin(), Body: h.incompleteBody(), Draft: draft})
+	h.f.Commit(hRepo, branch, map[string]string{"calc.go": fixedCalc}, title)
+	return h.f.AddPR(hRepo, ghfake.PR{Title: title, Head: branch, Author: h.f.BotLogin(), Body: h.incompleteBody(), Draft: true})
 }
 
 // incompleteBody is the body pr_body.md.tmpl renders for the harness issue
@@ -129,97 +125,13 @@ func TestRoundCompletesAnIncompleteDraft(t *testing.T) {
 	}
 }
 
-// TestRoundKeepsTheDraft: a round that does not complete the change —
-// a limit ends it, the repository asks for drafts, its test command fails —
-// or a draft the bot did not make leaves the draft and its body as they
-// are.
-func TestRoundKeepsTheDraft(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name   string
-		config string // .github/agent-fix.yml, if any
-		script []turn
-		reply  string
-	}{
-		{"autosubmitted", "", []turn{edit("README.md", "# widget", "# widget\n\nAdd adds."), bash("ls"), bash("cat README.md")},
-			"to this pull request; the run did not finish (step limit reached: 3 of 3 steps), so the change is incomplete."},
-		{"draft: true", "draft: true\n", finishRound(), "to this pull request.\n"},
-		{"failing test", "test: 'echo FAIL; exit 1'\n", finishRound(), "to this pull request.\n"},
-		{"a draft made by hand", "", finishRound(), "to this pull request.\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t)
-			h.cfg.MaxSteps = 3
-			var n int
-			if tt.name == "a draft made by hand" { // opened ready (no notice), then made a draft on GitHub
-				h.f.Commit(hRepo, "agent-fix/issue-1", map[string]string{"calc.go": fixedCalc}, "Fix #1: Add subtracts")
-				n = h.f.AddPR(hRepo, ghfake.PR{Title: "Fix #1: Add subtracts", Head: "agent-fix/issue-1", Author: h.f.BotLogin(),
-					Body: "Fixes #1\n\n## Summary\n\nFixed Add.", Draft: true})
-			} else {
-				n = h.incompletePR(true)
-			}
-			before, head := h.pr(n), h.f.HeadCommit(hRepo, "agent-fix/issue-1")
-			if tt.config != "" {
-				h.configure("main", tt.config)
-			}
-			h.model.add(tt.script...)
-			h.startWorker()
-			h.commentOn(n, h.f.BotLogin(), hRequester, "/agent-fix finish it")
-			h.waitFor("the round's reply and its task done", func() bool {
-				return len(h.commentsWith(n, "agentfix:final revise:")) == 1 && h.reviseState(n) == "completed"
-			})
-			if after := h.f.HeadCommit(hRepo, "agent-fix/issue-1"); len(after.Parents) != 1 || after.Parents[0] != head.SHA {
-				t.Fatalf("head commit %+v, want the round's commit on %s", after, head.SHA)
-			}
-			pr := h.pr(n)
-			if !pr.Draft || pr.Title != before.Title || pr.Body != before.Body {
-				t.Errorf("pull request draft %v titled %q, body:\n%s\nwant it left a draft as it was", pr.Draft, pr.Title, pr.Body)
-			}
-			reply := h.commentsWith(n, "agentfix:final revise:")[0].Body
-			if !strings.Contains(reply, tt.reply) || strings.Contains(reply, "ready for review") {
-				t.Errorf("round reply lacks %q or speaks of ready for review:\n%s", tt.reply, reply)
-			}
-			if got := graphQLCalls(h.f); got != 0 {
-				t.Errorf("GraphQL requests = %d, want none", got)
-			}
-		})
-	}
-}
-
-// TestRoundCompletesADraftMadeReady: a round completes the change of an
-// incomplete pull request someone already marked ready; the body's notice
-// gives way to the note, and the reply claims no marking.
-func TestRoundCompletesADraftMadeReady(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	h.f.Commit(hRepo, "agent-fix/issue-1", map[string]string{"calc.go": fixedCalc}, "Fix #1: Add subtracts")
-	n := h.f.AddPR(hRepo, ghfake.PR{Title: "Fix #1: Add subtracts", Head: "agent-fix/issue-1", Author: h.f.BotLogin(), Body: h.incompleteBody()})
-	h.model.add(finishRound()...)
-	h.startWorker()
-	h.commentOn(n, h.f.BotLogin(), hRequester, "/agent-fix finish it")
-	h.waitFor("the round's reply and its task done", func() bool {
-		return len(h.commentsWith(n, "agentfix:final revise:")) == 1 && h.reviseState(n) == "completed"
-	})
-	pr := h.pr(n)
-	if pr.Draft || strings.Contains(pr.Body, "This change is incomplete") || !strings.Contains(pr.Body, "A later round completed it in `") {
-		t.Errorf("pull request draft %v, body:\n%s\nwant ready, with the completed note in place of the notice", pr.Draft, pr.Body)
-	}
-	if reply := h.commentsWith(n, "agentfix:final revise:")[0].Body; strings.Contains(reply, "ready for review") {
-		t.Errorf("round reply claims a marking:\n%s", reply)
-	}
-	if got := graphQLCalls(h.f); got != 0 {
-		t.Errorf("GraphQL requests = %d, want none", got)
-	}
-}
-
 // TestRoundCannotMarkReady: when GitHub refuses to mark the draft ready,
 // the round still ends well, and its reply says why the pull request is
 // still a draft.
 func TestRoundCannotMarkReady(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	n := h.incompletePR(true)
+	n := h.incompletePR()
 	before := h.pr(n)
 	h.f.Inject(ghfake.Fault{Method: http.MethodPost, Path: ghfake.GraphQLPath, Status: http.StatusOK,
 		Body: `{"data":{"markPullRequestReadyForReview":null},"errors":[{"type":"FORBIDDEN","message":"Resource not accessible by integration"}]}`})
@@ -255,7 +167,7 @@ func TestRoundCannotMarkReady(t *testing.T) {
 func TestRoundMarkedReadyThenRetried(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	n := h.incompletePR(true)
+	n := h.incompletePR()
 	script := finishRound()
 	script[2].before = func() { // the status comment exists by now; the reply will fail
 		for range 3 {

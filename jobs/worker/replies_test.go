@@ -47,11 +47,18 @@ func (c *laggingComments) posts() int {
 	return len(c.created)
 }
 
-func newReplier(t *testing.T) *replier {
+// newRedis returns a client of a throwaway Redis of t's own.
+func newRedis(t *testing.T) redis.UniversalClient {
 	t.Helper()
 	srv := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+// newReplier is the worker's replier on rdb.
+func newReplier(t *testing.T, rdb redis.UniversalClient) *replier {
+	t.Helper()
 	x, err := report.New()
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +74,7 @@ func newReplier(t *testing.T) *replier {
 // its own.
 func TestReplyOncePerDelivery(t *testing.T) {
 	t.Parallel()
-	r := newReplier(t)
+	r := newReplier(t, newRedis(t))
 	ctx := t.Context()
 	repo := ghapp.Repo{Owner: "octo", Name: "widget"}
 	gh := &laggingComments{}

@@ -1,8 +1,6 @@
 package worker
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,11 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/agentfix/agentfix/budget"
 	"github.com/agentfix/agentfix/config"
-	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/ghapp/ghfake"
 )
 
@@ -150,23 +145,6 @@ func TestInvalidRepoConfig(t *testing.T) {
 	}
 }
 
-func TestRepoConfigOnAnotherBranch(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	h.configure("feature", "test: exit 1\ndraft: true\nnot_a_key: x\n")
-	h.model.add(fixCalc(), submit("Fixed Add."), submit(""))
-	h.startWorker()
-	h.label(hRequester)
-	h.waitFor("the final comment", func() bool { return len(h.finals()) == 1 })
-	prs := h.prs()
-	if len(prs) != 1 || prs[0].Draft {
-		t.Fatalf("pull requests = %+v, want one ready: the feature branch's configuration does not apply", prs)
-	}
-	if !strings.Contains(prs[0].Body, "No test command is configured for this repository") {
-		t.Errorf("PR body:\n%s", prs[0].Body)
-	}
-}
-
 func TestSetupCommands(t *testing.T) {
 	t.Parallel()
 	t.Run("network on, then off for the agent", func(t *testing.T) {
@@ -242,153 +220,6 @@ func TestRepoLimitsLowerTheOperators(t *testing.T) {
 	}
 	if h.model.calls() != 2 {
 		t.Errorf("model calls = %d, want 2", h.model.calls())
-	}
-}
-
-func TestAllowedUsersAndTeams(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name   string
-		yml    string
-		member string // alice's state in octo/maintainers, "" for none
-		allow  bool
-	}{
-		{"writer not in allowed_users", "allowed_users: [bob]\n", "", false},
-		{"active team member", "allowed_users: [bob]\nallowed_teams: [octo/maintainers]\n", "active", true},
-		{"pending invitation", "allowed_teams: [octo/maintainers]\n", "pending", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t)
-			h.configure("main", tt.yml)
-			if tt.member != "" {
-				h.f.AddTeamMember("octo", "maintainers", hRequester, tt.member)
-			}
-			if tt.allow {
-				h.model.add(fixCalc(), submit("Fixed Add."), submit(""))
-			}
-			h.startWorker()
-			h.label(hRequester)
-			if tt.allow {
-				h.waitFor("the final comment", func() bool { return len(h.finals()) == 1 })
-				if len(h.prs()) != 1 {
-					t.Errorf("pull requests = %d, want 1", len(h.prs()))
-				}
-				return
-			}
-			h.waitForComments("the reply", h.issue, "limits who may ask agentfix", 1)
-			h.waitFor("the job to be gone", func() bool { st := h.taskState(); return st == "" || st == "archived" })
-			if n := len(h.botComments(h.issue)); n != 1 {
-				t.Errorf("bot comments = %d, want only the reply", n)
-			}
-			if gitCalls(h.f) != 0 || h.model.calls() != 0 || len(h.prs()) != 0 {
-				t.Errorf("git requests %d, model calls %d, PRs %d; want none", gitCalls(h.f), h.model.calls(), len(h.prs()))
-			}
-		})
-	}
-}
-
-func TestLoadRepoConfigSources(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name  string
-		setup func(h *harness)
-		// test is the resulting test command; problem, when set, a text of
-		// the *repoConfigError instead.
-		test, problem string
-	}{
-		{name: "no file anywhere", setup: func(*harness) {}},
-		{
-			name: "the organization's .github repository",
-			setup: func(h *harness) {
-				h.f.NewRepo("octo/.github", map[string]string{config.RepoFile: "test: make org-test\n"})
-				h.f.Install(hInstall, "octo/.github")
-			},
-			test: "make org-test",
-		},
-		{
-			name: "an organization repository the App does not cover",
-			setup: func(h *harness) {
-				h.f.NewRepo("octo/.github", map[string]string{config.RepoFile: "test: make org-test\n"})
-			},
-		},
-		{
-			name: "_extends a shared file",
-			setup: func(h *harness) {
-				h.f.NewRepo("octo/shared", map[string]string{"agentfix/base.yml": "test: make base\nmax_steps: 5\n"})
-				h.f.Install(hInstall, "octo/shared")
-				h.configure("main", "_extends: shared:agentfix/base.yml\ninstructions: Be brief.\n")
-			},
-			test: "make base",
-		},
-		{
-			name: "_extends a repository the App cannot read",
-			setup: func(h *harness) {
-				h.f.NewRepo("octo/shared", map[string]string{"agentfix/base.yml": "test: make base\n"})
-				h.configure("main", "_extends: shared:agentfix/base.yml\n")
-			},
-			problem: ".github/agent-fix.yml:1: _extends: octo/shared:agentfix/base.yml does not exist, or the App cannot read it",
-		},
-		{
-			name:    "a model that cannot be built",
-			setup:   func(h *harness) { h.configure("main", "model: acme/rocket\n") },
-			problem: ".github/agent-fix.yml: model: acme/rocket cannot be used here",
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t)
-			tt.setup(h)
-			w, err := New(h.options(prometheus.NewRegistry()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := w.settings.load(context.Background(), hInstall, ghapp.Repo{Owner: "octo", Name: "widget"})
-			var bad *repoConfigError
-			switch {
-			case tt.problem != "":
-				if !errors.As(err, &bad) || !strings.Contains(bad.Problems, tt.problem) {
-					t.Errorf("loadRepoConfig = %v, want a configuration error with %q", err, tt.problem)
-				}
-				return
-			case err != nil:
-				t.Fatalf("loadRepoConfig: %v", err)
-			}
-			if s.Repo.Test != tt.test || s.Model != hModel || s.branch(7) != "agent-fix/issue-7" {
-				t.Errorf("settings = test %q, model %q, branch %q; want %q, %q, agent-fix/issue-7", s.Repo.Test, s.Model, s.branch(7), tt.test, hModel)
-			}
-		})
-	}
-}
-
-func TestHelpShowsTheRepositorysLimits(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	h.configure("main", "max_steps: 5\nmax_cost_usd: 100\nallowed_users: [bob]\nallowed_teams: [octo/maintainers]\n")
-	b, err := budget.New(h.rdb, budget.LimitsFrom(h.cfg), budget.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := b.Reserve(context.Background(), budget.Scope{Installation: hInstall, Repo: hRepo, Job: "earlier"}, budget.Amount{USD: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Settle(context.Background(), budget.Amount{USD: 2.5}); err != nil {
-		t.Fatal(err)
-	}
-	h.f.SetPermission(hRepo, "dave", "read")
-	h.startWorker()
-	h.comment("dave", "/agent-fix help")
-	h.waitForComments("the help reply", h.issue, "Limits in this repository:", 1)
-	got := h.commentsWith(h.issue, "Limits in this repository:")[0].Body
-	want := "Limits in this repository:\n" +
-		"- each job: at most 5 agent steps, $1.00 of model spend and 5m00s\n" +
-		"- .github/agent-fix.yml: max_cost_usd: 100.00 is above the operator's limit; 1.00 applies\n" +
-		"- .github/agent-fix.yml lets only these people with write access start work: @bob, team octo/maintainers\n" +
-		"- this repository: $20.00 of model spend per day (UTC), $2.50 spent today\n" +
-		"- all repositories of this installation together: $100.00 of model spend per day (UTC), $2.50 spent today\n"
-	if !strings.HasSuffix(got, want) {
-		t.Errorf("help reply ends (-want +got):\n%s", cmp.Diff(want, got[max(0, len(got)-len(want)):]))
 	}
 }
 
