@@ -339,61 +339,6 @@ func TestCIMaxRoundsSaidOnce(t *testing.T) {
 	}
 }
 
-// TestCIRoundsRefused: no ci round starts when a person pushed onto the
-// bot's branch, when a stop on the pull request turned automatic rounds
-// off, when the repository turns them off, or on a pull request the bot
-// did not open; each checks task says why.
-func TestCIRoundsRefused(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		// arrange prepares the pull request (the bot's, with its wrong fix
-		// by default) and returns its number and head.
-		arrange func(h *harness) (int, string)
-		why     string
-	}{
-		{"a person's commit on top", func(h *harness) (int, string) {
-			pr, branch := h.ciPR()
-			return pr, h.f.CommitAs(hRepo, branch, map[string]string{"calc.go": fixedCalc}, "My own fix", "Alice", fmt.Sprintf("%d+alice@users.noreply.github.com", hUserID))
-		}, "no ci round: commits by @alice are on the branch"},
-		{"stopped on the pull request", func(h *harness) (int, string) {
-			pr, branch := h.ciPR()
-			d := h.commentOn(pr, h.f.BotLogin(), hRequester, "/agent-fix stop")
-			h.interactiveDone("the stop", jobs.NoticeTaskID(d))
-			if n := len(h.commentsWith(pr, "I will not start any more rounds of my own on it")); n != 1 {
-				h.t.Errorf("replies to the stop = %d, want 1: %+v", n, h.botComments(pr))
-			}
-			return pr, h.f.HeadCommit(hRepo, branch).SHA
-		}, "no ci round: @alice stopped the automatic rounds of the pull request"},
-		{"turned off", func(h *harness) (int, string) {
-			h.f.Commit(hRepo, "main", map[string]string{".github/agent-fix.yml": "ci: {enabled: false}\n"}, "No automatic rounds")
-			pr, branch := h.ciPR()
-			return pr, h.f.HeadCommit(hRepo, branch).SHA
-		}, "no ci round: ci.enabled is false in .github/agent-fix.yml"},
-		{"someone else's pull request", func(h *harness) (int, string) {
-			head := h.f.Commit(hRepo, "carol-fix", map[string]string{"calc.go": wrongCalc}, "Carol's fix")
-			return h.f.AddPR(hRepo, ghfake.PR{Title: "Carol's fix", Head: "carol-fix", Author: "carol"}), head
-		}, "no ci round: the pull request is not the bot's"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			h := newHarness(t)
-			h.startWorker()
-			pr, head := tt.arrange(h)
-			h.failingJob(head, 0)
-			d := h.checksDone(head, ghfake.Actions.Slug)
-			h.interactiveDone("the checks task", jobs.ChecksTaskID(d))
-			if !strings.Contains(h.logs.String(), tt.why) {
-				t.Errorf("the checks task did not log %q:\n%s", tt.why, tail(h.logs.String(), 4000))
-			}
-			if h.model.calls() != 0 || h.reviseState(pr) != "" || len(h.commentsWith(pr, "agentfix:final")) != 0 {
-				t.Errorf("a round ran: %d model requests, task %q", h.model.calls(), h.reviseState(pr))
-			}
-		})
-	}
-}
-
 // TestCIRoundsResume: a stop turns the automatic rounds of the bot's pull
 // request off, for good, until someone with write access comments
 // resume: a resume by someone without it is refused, the resume lifts the
