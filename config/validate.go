@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
 )
 
 // Validate checks the configuration as a whole. The error joins every
@@ -188,6 +190,11 @@ func (a *App) validateAgent(p *problems) {
 		}
 		if pr.Input < 0 || pr.Output < 0 || pr.CacheRead < 0 || pr.CacheWrite < 0 {
 			p.add("prices", "%s: prices may not be negative", k)
+		}
+	}
+	if a.SandboxImage != "" {
+		if _, err := name.ParseReference(a.SandboxImage); err != nil {
+			p.add("AGENTFIX_SANDBOX_IMAGE", "must be an image reference, e.g. registry.example.com/agentfix-sandbox@sha256:… (build deploy/sandbox.Dockerfile and pin its digest), got %q", a.SandboxImage)
 		}
 	}
 	switch a.Sandbox {

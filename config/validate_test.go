@@ -134,6 +134,17 @@ func TestValidate(t *testing.T) {
 			want:   []string{"AGENTFIX_SANDBOX_IMAGE: required when AGENTFIX_SANDBOX is docker: the container image the agent's commands run in, with the repositories' toolchains"},
 		},
 		{
+			name:   "an image that is no reference",
+			modify: func(a *App) { a.SandboxImage = "REPLACE_ME" },
+			want:   []string{`AGENTFIX_SANDBOX_IMAGE: must be an image reference, e.g. registry.example.com/agentfix-sandbox@sha256:… (build deploy/sandbox.Dockerfile and pin its digest), got "REPLACE_ME"`},
+		},
+		{
+			name:   "an image pinned by digest",
+			modify: func(a *App) {
+				a.SandboxImage = "registry.example.com/agentfix-sandbox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+			},
+		},
+		{
 			name:   "docker with an image",
 			modify: func(a *App) { a.Sandbox, a.SandboxImage = "docker", "ghcr.io/example/toolchain:1" },
 		},
