@@ -139,7 +139,7 @@ func TestValidate(t *testing.T) {
 			want:   []string{`AGENTFIX_SANDBOX_IMAGE: must be an image reference, e.g. registry.example.com/agentfix-sandbox@sha256:… (build deploy/sandbox.Dockerfile and pin its digest), got "REPLACE_ME"`},
 		},
 		{
-			name:   "an image pinned by digest",
+			name: "an image pinned by digest",
 			modify: func(a *App) {
 				a.SandboxImage = "registry.example.com/agentfix-sandbox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 			},
