@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
+
 	"github.com/agentfix/agentfix/agent"
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/localfix"
@@ -140,6 +142,9 @@ func (m *Main) fixConfig(f *fixFlags) (*config.App, *slog.Logger, error) {
 		return nil, nil, configError{err}
 	}
 	if f.o.Image != "" {
+		if _, err := name.ParseReference(f.o.Image); err != nil {
+			return nil, nil, usageError{fmt.Sprintf("bot fix: --image must be an image reference, e.g. golang:1.26 or ghcr.io/owner/image@sha256:…, got %q", f.o.Image)}
+		}
 		cfg.SandboxImage = f.o.Image
 	}
 	if err := cfg.Validate(); err != nil {

@@ -341,6 +341,7 @@ func TestFixRefusals(t *testing.T) {
 		{"origin a local path", []string{"--repo", local, "--issue-file", issue}},
 		{"--repo-name not owner/name", []string{"--repo", noOrigin, "--issue-file", issue, "--repo-name", "calc"}},
 		{"--repo-name with a recorded task", []string{"--repo", noOrigin, "--replay", "trajectory.jsonl", "--repo-name", "octo/calc"}},
+		{"--image not an image reference", []string{"--repo", noOrigin, "--issue-file", issue, "--image", "Golang 1.26"}},
 	}
 	var b strings.Builder
 	for _, tt := range tests {
