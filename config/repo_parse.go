@@ -16,6 +16,14 @@ type repoKey struct {
 	set  func(r *RepoSettings, n *yaml.Node) error
 }
 
+// IsImageReference reports whether s names a container image (a tag or a
+// digest, as go-containerregistry parses it): image: here,
+// AGENTFIX_SANDBOX_IMAGE and bot fix --image.
+func IsImageReference(s string) bool {
+	_, err := name.ParseReference(s)
+	return err == nil
+}
+
 // extendsKey is the key naming the file a configuration builds on.
 const extendsKey = "_extends"
 
@@ -25,7 +33,7 @@ var repoKeys = []repoKey{
 	{"image", func(r *RepoSettings, n *yaml.Node) error {
 		s, err := str(n)
 		if err == nil {
-			if _, perr := name.ParseReference(s); perr != nil {
+			if !IsImageReference(s) {
 				err = nodeErrorf(n, "must be an image reference, e.g. golang:1.26 or ghcr.io/owner/image@sha256:…, got %q", s)
 			}
 		}

@@ -11,8 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/google/go-containerregistry/pkg/name"
 )
 
 // Validate checks the configuration as a whole. The error joins every
@@ -193,7 +191,7 @@ func (a *App) validateAgent(p *problems) {
 		}
 	}
 	if a.SandboxImage != "" {
-		if _, err := name.ParseReference(a.SandboxImage); err != nil {
+		if !IsImageReference(a.SandboxImage) {
 			p.add("AGENTFIX_SANDBOX_IMAGE", "must be an image reference, e.g. registry.example.com/agentfix-sandbox@sha256:… (build deploy/sandbox.Dockerfile and pin its digest), got %q", a.SandboxImage)
 		}
 	}

@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
-
 	"github.com/agentfix/agentfix/agent"
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/localfix"
@@ -142,7 +140,7 @@ func (m *Main) fixConfig(f *fixFlags) (*config.App, *slog.Logger, error) {
 		return nil, nil, configError{err}
 	}
 	if f.o.Image != "" {
-		if _, err := name.ParseReference(f.o.Image); err != nil {
+		if !config.IsImageReference(f.o.Image) {
 			return nil, nil, usageError{fmt.Sprintf("bot fix: --image must be an image reference, e.g. golang:1.26 or ghcr.io/owner/image@sha256:…, got %q", f.o.Image)}
 		}
 		cfg.SandboxImage = f.o.Image

@@ -55,8 +55,10 @@ func TestGateAdmit(t *testing.T) {
 		teamsForbidden bool
 		// repoSpent is what this repository spent today of its $20.
 		repoSpent float64
-		// outcome is the refusal's, "" for admitted; reply a text of the
-		// one reply; problem a text of the *repoConfigError.
+		// outcome is the refusal's, "" for admitted and "refused" for no
+		// write access (permitted says false; the caller owns that
+		// outcome); reply a text of the one reply; problem a text of the
+		// *repoConfigError.
 		outcome outcome.Outcome
 		reply   string
 		problem string

@@ -44,6 +44,9 @@ func (w *Worker) markReady(ctx context.Context, j *job, pr ghapp.PullRequest, co
 	case completeBodyOnly:
 		w.completeBody(ctx, j, pr, commit)
 		return readiness{}
+	case alreadyMarked:
+		// GitHub was asked on an earlier attempt: the body and the reply
+		// below, without asking again.
 	case markThenComplete:
 		if err := undraft(ctx, j, pr, title, marked); err != nil {
 			j.log.Warn("mark the pull request ready for review", logattr.PR, pr.Number, logattr.Err, err)
