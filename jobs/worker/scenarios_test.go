@@ -1,21 +1,25 @@
 package worker
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
+
+	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/ghapp/ghfake"
 	"github.com/agentfix/agentfix/jobs"
 	"github.com/agentfix/agentfix/jobs/worker/outcome"
-	"github.com/hibiken/asynq"
 )
+
+// The scenarios of a job as a whole: how the steps compose (the pipeline
+// world, pipeworld_test.go), and the two that are about asynq and the
+// webhook edge themselves (the full harness).
 
 // gitCalls counts the requests the fake's git server got.
 func gitCalls(f *ghfake.Fake) int {
@@ -38,32 +42,46 @@ func await(t *testing.T, ch <-chan struct{}, what string) {
 	}
 }
 
+// TestRequesterWithoutWriteAccess: a label, then a command, by someone
+// with read access get their 👀 and one refusal between the notices and
+// the job (the job checks again when it started before its notice
+// removed it); nothing is cloned, no model called, no pull request opened.
 func TestRequesterWithoutWriteAccess(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.f.SetPermission(hRepo, "mallory", "read")
-	h.startWorker()
-	h.label("mallory")
-	h.comment("mallory", "/agent-fix please do it anyway")
-	h.waitFor("both notices, the refusal and the job to end", func() bool {
-		st := h.taskState()
-		return len(h.f.Reactions(hRepo)) == 2 && len(h.commentsWith(h.issue, "only people with write access")) > 0 && (st == "" || st == "archived")
-	})
-	refusals := h.commentsWith(h.issue, "only people with write access")
+	p := newPipeWorld(t)
+	p.gh.setPermission("mallory", ghapp.PermissionRead)
+	w := p.worker()
+	p.label(w, "mallory")
+	job := p.command(w, "mallory", "please do it anyway")
+	if err := w.handleFix(t.Context(), job); !errors.Is(err, asynq.SkipRetry) {
+		t.Errorf("the fix job of a requester without write access = %v, want it ended for good", err)
+	}
+	if st := p.taskState(); st != "" {
+		t.Errorf("fix task state = %q, want it removed by the notices", st)
+	}
+	refusals := p.gh.commentsWith(p.issue, "only people with write access")
 	if len(refusals) != 1 || !strings.Contains(refusals[0].Body, "@mallory") {
 		t.Errorf("refusals = %+v, want exactly one to @mallory", refusals)
 	}
-	if n := len(h.botComments(h.issue)); n != 1 {
+	if n := len(p.gh.botComments(p.issue)); n != 1 {
 		t.Errorf("bot comments = %d, want only the refusal", n)
 	}
-	if n := gitCalls(h.f); n != 0 {
-		t.Errorf("the git server got %d requests, want none (no clone)", n)
+	if n := len(p.gh.allReactions()); n != 2 {
+		t.Errorf("reactions = %q, want 👀 on the label and the comment", p.gh.allReactions())
 	}
-	if len(h.prs()) != 0 || h.model.calls() != 0 {
-		t.Errorf("PRs %d, model calls %d; want none", len(h.prs()), h.model.calls())
+	if fetches, _, _ := p.git.counts(); fetches != 0 {
+		t.Errorf("fetches = %d, want none (no clone)", fetches)
+	}
+	if len(p.gh.botPRs()) != 0 || p.model.calls() != 0 {
+		t.Errorf("PRs %d, model calls %d; want none", len(p.gh.botPRs()), p.model.calls())
 	}
 }
 
+// TestSameIssueTwiceThenAgain stays on the full harness: it is about the
+// life of the issue's asynq task id — a trigger while the task is active
+// gets "already working" with the link its payload leads to; one after the
+// task completed replaces it — and about the hand-over of the work to the
+// pull request's revise task through the agent queue.
 func TestSameIssueTwiceThenAgain(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -127,6 +145,9 @@ func TestSameIssueTwiceThenAgain(t *testing.T) {
 	}
 }
 
+// TestShutdownMidJobThenRetry stays on the full harness: it is about
+// asynq's shutdown, which puts the running task back, and a new worker's
+// servers taking it.
 func TestShutdownMidJobThenRetry(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -159,128 +180,152 @@ func TestShutdownMidJobThenRetry(t *testing.T) {
 	}
 }
 
-// TestGitHubFailuresAfterTheAgent: the pull request creation answers 502
-// after creating it, then the final comment fails until the attempt gives
-// up; a new worker's retry publishes the saved result without running the
-// agent again, and finds its branch, status comment and pull request.
+// TestGitHubFailuresAfterTheAgent: the pull request creation fails (502,
+// ghapp's own tries spent) after GitHub created it; the retry, by a new worker, publishes the saved result
+// without running the agent again and finds its branch, status comment and
+// pull request, and fails on the final comment; the retry after that posts
+// it.
 func TestGitHubFailuresAfterTheAgent(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	script := fixScript(h.markers)
+	script := fixScript(t.TempDir())
+	p := newPipeWorld(t)
 	script[4].before = func() {
-		h.f.Inject(ghfake.Fault{Method: http.MethodPost, Path: "/repos/*/*/pulls", Status: http.StatusBadGateway, AfterEffect: true})
-		for range 3 {
-			h.f.FailNext(http.MethodPost, "/repos/*/*/issues/*/comments", http.StatusBadGateway, nil)
-		}
+		p.gh.failAfterEffect("CreatePR", apiError(http.MethodPost, "/repos/octo/widget/pulls", http.StatusBadGateway))
+		p.gh.failNext("CreateComment", 1, apiError(http.MethodPost, "/repos/octo/widget/issues/1/comments", http.StatusBadGateway))
 	}
-	h.model.add(script...)
-	// The retry waits until the test lets it run, so the test sees the
-	// task between its attempts however fast asynq looks for due tasks.
-	_, stop := h.startWorker(func(o *Options) { o.RetryDelay = func(int, error) time.Duration { return time.Hour } })
-	h.label(hRequester)
-	// The first attempt fails after opening the pull request; its worker
-	// goes away and a new one takes the retry.
-	h.waitFor("the first attempt to fail", func() bool { return h.taskState() == "retry" })
-	if len(h.prs()) != 1 {
-		t.Fatalf("pull requests after the first attempt = %d, want 1", len(h.prs()))
+	p.model.add(script...)
+	w := p.worker()
+	task := p.label(w, hRequester)
+	if err := w.handleFix(t.Context(), task); final(err) {
+		t.Fatalf("the attempt whose pull request creation failed = %v, want it retried", err)
 	}
-	stop()
-	if err := asynq.NewInspectorFromRedisClient(h.rdb).RunTask(jobs.QueueAgent, jobs.FixTaskID(hRepo, h.issue)); err != nil {
-		t.Fatal(err)
+	if n, f := len(p.gh.botPRs()), p.gh.pendingFaults(); n != 1 || f != 1 {
+		t.Fatalf("after the first attempt: pull requests %d, faults to come %d; want 1 and 1 (the final comment's)", n, f)
 	}
-	h.startWorker()
-	h.waitFor("the final comment after the retry", func() bool {
-		return len(h.commentsWith(h.issue, "agentfix:final")) == 1 && h.taskState() == "completed"
-	})
-	if h.f.PendingFaults() != 0 {
-		t.Errorf("%d faults did not fire", h.f.PendingFaults())
+	// Each retry is a new worker's: what an attempt did is in Redis and on
+	// GitHub, not in the worker.
+	if err := p.worker().handleFix(t.Context(), task); final(err) || p.gh.pendingFaults() != 0 {
+		t.Fatalf("the attempt whose final comment failed = %v (%d faults to come), want it retried", err, p.gh.pendingFaults())
 	}
-	if n := h.model.calls(); n != 5 {
+	if err := p.worker().handleFix(t.Context(), task); err != nil {
+		t.Fatalf("the last retry = %v, want success\nlogs:\n%s", err, tail(p.logs.String(), 6000))
+	}
+	if n := p.gh.pendingFaults(); n != 0 {
+		t.Errorf("%d faults did not fire", n)
+	}
+	if n := p.model.calls(); n != 5 {
 		t.Errorf("model calls = %d, want 5: the agent ran once", n)
 	}
-	if n := len(h.prs()); n != 1 {
+	if n := len(p.gh.botPRs()); n != 1 {
 		t.Errorf("pull requests = %d, want 1", n)
 	}
-	if n := h.f.CountCalls(http.MethodPost, "/git/octo/widget.git/git-receive-pack"); n != 1 {
-		t.Errorf("pushes = %d, want 1 (the retry's commit is the same, already there)", n)
+	if _, _, pushes := p.git.counts(); len(pushes) != 1 {
+		t.Errorf("pushes that moved the branch = %q, want 1 (the retries' commit is the same, already there)", pushes)
 	}
-	if n := len(h.commentsWith(h.issue, "agentfix:status")); n != 1 {
+	if n := len(p.gh.commentsWith(p.issue, "agentfix:status")); n != 1 {
 		t.Errorf("status comments = %d, want 1", n)
 	}
-	list, err := h.store.List(t.Context(), 10)
-	if err != nil || len(list) != 1 || list[0].Status != string(outcome.PROpened) {
-		t.Errorf("runs = %+v, %v; want the one run, pr_opened", list, err)
+	if n := len(p.gh.commentsWith(p.issue, "agentfix:final")); n != 1 {
+		t.Errorf("final comments = %d, want 1", n)
+	}
+	if list := p.runList(); len(list) != 1 || list[0].Status != string(outcome.PROpened) {
+		t.Errorf("runs = %+v; want the one run, pr_opened", list)
 	}
 }
 
+// TestRateLimitedComment: the job got to its status comment before its
+// notice, and GitHub's rate limit outlasted ghapp's wait for it (ghapp's
+// TestRateLimitsAreWaitedFor shows the wait for a Retry-After); the attempt
+// is retried with the rate limit as its error, and nothing is lost or
+// doubled: one status comment, one pull request, one final comment.
 func TestRateLimitedComment(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.f.FailNext(http.MethodPost, "/repos/*/*/issues/*/comments", http.StatusTooManyRequests, http.Header{"Retry-After": {"7"}})
-	h.model.add(fixScript(h.markers)...)
-	h.startWorker()
-	h.label(hRequester)
-	h.waitForComments("the final comment", h.issue, "agentfix:final", 1)
-	if !slices.Contains(h.waits.all(), 7*time.Second) {
-		t.Errorf("waits = %v, want the 7 s GitHub asked for", h.waits.all())
+	p := newPipeWorld(t, fixScript(t.TempDir())...)
+	limit := &ghapp.RateLimitError{Reset: time.Now().Add(time.Minute)}
+	p.gh.failNext("CreateComment", 1, limit)
+	w := p.worker()
+	fi := p.labeled(hRequester)
+	task := p.enqueue(fi)
+	err := w.handleFix(t.Context(), task)
+	var rl *ghapp.RateLimitError
+	if final(err) || !errors.As(err, &rl) {
+		t.Fatalf("the rate-limited attempt = %v, want it retried with the rate limit", err)
 	}
-	if n := len(h.commentsWith(h.issue, "agentfix:status")); n != 1 {
+	p.runNotice(w, fi.DeliveryID)
+	if err := w.handleFix(t.Context(), task); err != nil {
+		t.Fatalf("the retry = %v, want success\nlogs:\n%s", err, tail(p.logs.String(), 6000))
+	}
+	if n := len(p.gh.commentsWith(p.issue, "agentfix:status")); n != 1 {
 		t.Errorf("status comments = %d, want 1 (nothing lost, nothing doubled)", n)
 	}
-	if len(h.prs()) != 1 {
-		t.Errorf("pull requests = %d, want 1", len(h.prs()))
+	if n := len(p.gh.commentsWith(p.issue, "agentfix:final")); n != 1 {
+		t.Errorf("final comments = %d, want 1", n)
+	}
+	if n := len(p.gh.botPRs()); n != 1 {
+		t.Errorf("pull requests = %d, want 1", n)
+	}
+	if n := p.model.calls(); n != 5 {
+		t.Errorf("model calls = %d, want 5: the agent ran once", n)
 	}
 }
 
-// stopMidRun starts a job whose agent blocks in its second step, calls
-// stop, and waits until the task is archived.
-func stopMidRun(t *testing.T, h *harness, stop func()) {
+// stopMidRun starts a job whose agent blocks in its second step, with an
+// asynq server (a running task is what a stop or a cancel finds and
+// cancels), calls stop, and waits until the task ends for good.
+func stopMidRun(t *testing.T, p *pipeWorld, w *Worker, stop func()) {
 	t.Helper()
 	reached := make(chan struct{})
-	h.model.add(fixCalc(), turn{before: func() { close(reached) }, block: make(chan struct{})})
-	h.startWorker()
-	h.label(hRequester)
+	p.model.add(fixCalc(), turn{before: func() { close(reached) }, block: make(chan struct{})})
+	p.label(w, hRequester)
+	attempts := p.serve(w)
 	await(t, reached, "the agent's second step")
 	stop()
-	h.waitFor("the task to end for good", func() bool { return h.taskState() == "archived" })
-	if len(h.prs()) != 0 {
-		t.Errorf("pull requests = %d, want none", len(h.prs()))
+	if err := p.nextAttempt(attempts, "the stopped attempt to return"); !final(err) {
+		t.Errorf("the stopped attempt = %v, want it ended for good", err)
 	}
-	if _, ok := h.f.Branch(hRepo, "agent-fix/issue-1"); ok {
+	p.waitFor("the task to end for good", func() bool { return p.taskState() == "archived" })
+	if n := len(p.gh.botPRs()); n != 0 {
+		t.Errorf("pull requests = %d, want none", n)
+	}
+	if _, ok := p.git.branch("agent-fix/issue-1"); ok {
 		t.Errorf("the branch was pushed")
 	}
-	list, err := h.store.List(t.Context(), 10)
-	if err != nil || len(list) != 1 || list[0].Status != string(outcome.Cancelled) {
-		t.Errorf("runs = %+v, %v; want one cancelled", list, err)
+	if list := p.runList(); len(list) != 1 || list[0].Status != string(outcome.Cancelled) {
+		t.Errorf("runs = %+v; want one cancelled", list)
 	}
-	if h.model.calls() != 2 {
-		t.Errorf("model calls = %d, want 2", h.model.calls())
+	if n := p.model.calls(); n != 2 {
+		t.Errorf("model calls = %d, want 2", n)
 	}
 }
 
 func TestIssueClosedMidRun(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	stopMidRun(t, h, h.closeIssue)
-	status := h.commentsWith(h.issue, "agentfix:status")
+	p := newPipeWorld(t)
+	w := p.worker()
+	stopMidRun(t, p, w, func() {
+		p.gh.closeIssue(p.issue)
+		p.cancel(w, jobs.Cancel{Installation: hInstall, Reason: jobs.CancelIssueClosed, Repos: []jobs.Repo{p.repo()}, Number: p.issue})
+	})
+	status := p.gh.commentsWith(p.issue, "agentfix:status")
 	if len(status) != 1 || !strings.Contains(status[0].Body, "🛑 **Stopped**: the issue was closed.") {
 		t.Errorf("status comments = %+v, want one saying the issue was closed", status)
 	}
-	if n := len(h.commentsWith(h.issue, "agentfix:final")); n != 0 {
+	if n := len(p.gh.commentsWith(p.issue, "agentfix:final")); n != 0 {
 		t.Errorf("final comments = %d, want none on a closed issue", n)
 	}
 }
 
 func TestStopCommand(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.f.SetPermission(hRepo, "bob", "maintain")
-	stopMidRun(t, h, func() { h.comment("bob", "/agent-fix stop") })
-	final := h.commentsWith(h.issue, "agentfix:final")
+	p := newPipeWorld(t)
+	p.gh.setPermission("bob", ghapp.PermissionWrite)
+	w := p.worker()
+	stopMidRun(t, p, w, func() { p.notice(w, p.issue, "bob", "/agent-fix stop", jobs.OutcomeStop) })
+	final := p.gh.commentsWith(p.issue, "agentfix:final")
 	if len(final) != 1 || !strings.Contains(final[0].Body, "@alice, @bob stopped this run; no pull request was opened.") {
 		t.Errorf("final comments = %+v, want one naming bob", final)
 	}
-	status := h.commentsWith(h.issue, "agentfix:status")
+	status := p.gh.commentsWith(p.issue, "agentfix:status")
 	if len(status) != 1 || !strings.Contains(status[0].Body, "Stopped** by @bob.") {
 		t.Errorf("status comments = %+v, want stopped by bob", status)
 	}
@@ -288,35 +333,34 @@ func TestStopCommand(t *testing.T) {
 
 func TestInstallationDeletedMidRun(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	stopMidRun(t, h, func() {
-		raw, err := os.ReadFile(filepath.Join("testdata", "webhooks", "installation.deleted.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var p map[string]any
-		if err := json.Unmarshal(raw, &p); err != nil {
-			t.Fatal(err)
-		}
-		p["installation"].(map[string]any)["id"] = hInstall
-		h.deliver("installation", p)
+	p := newPipeWorld(t)
+	w := p.worker()
+	stopMidRun(t, p, w, func() {
+		p.cancel(w, jobs.Cancel{Installation: hInstall, Reason: jobs.CancelInstallationDeleted})
 	})
+	if got := p.gh.forgot(); !slices.Equal(got, []int64{hInstall}) {
+		t.Errorf("installations forgotten = %v, want [%d]", got, hInstall)
+	}
 }
 
+// TestIncompleteRunOpensDraft: a run the step limit ended with a change
+// opens a draft pull request saying it is incomplete and why, or, where
+// GitHub refuses drafts, a regular one titled "[incomplete] …"; its check
+// run is neutral and the final comment says the change is marked
+// incomplete.
 func TestIncompleteRunOpensDraft(t *testing.T) {
 	t.Parallel()
 	for _, drafts := range []bool{true, false} {
 		t.Run(fmt.Sprintf("drafts %v", drafts), func(t *testing.T) {
-			h := newHarness(t)
-			if !drafts {
-				h.f.DisableDrafts(hRepo)
+			t.Parallel()
+			p := newPipeWorld(t, fixCalc(), bash("ls"), bash("cat calc.go"))
+			p.gh.noDrafts = !drafts
+			p.cfg.MaxSteps = 3
+			w := p.worker()
+			if err := w.handleFix(t.Context(), p.label(w, hRequester)); err != nil {
+				t.Fatalf("fix job: %v, want success\nlogs:\n%s", err, tail(p.logs.String(), 6000))
 			}
-			h.cfg.MaxSteps = 3
-			h.model.add(fixCalc(), bash("ls"), bash("cat calc.go"))
-			h.startWorker()
-			h.label(hRequester)
-			h.waitForComments("the final comment", h.issue, "agentfix:final", 1)
-			prs := h.prs()
+			prs := p.gh.botPRs()
 			if len(prs) != 1 {
 				t.Fatalf("pull requests = %d, want 1", len(prs))
 			}
@@ -330,74 +374,85 @@ func TestIncompleteRunOpensDraft(t *testing.T) {
 			if !strings.Contains(prs[0].Body, "This change is incomplete") || !strings.Contains(prs[0].Body, "step limit reached: 3 of 3 steps") {
 				t.Errorf("PR body does not say it is incomplete and why:\n%s", prs[0].Body)
 			}
-			checks := h.f.CheckRuns(hRepo)
+			if got := p.gh.requestedReviewers(prs[0].Number); !slices.Equal(got, []string{hRequester}) {
+				t.Errorf("review requested of %q, want the requester", got)
+			}
+			checks := p.gh.allCheckRuns()
 			if len(checks) != 1 || checks[0].Conclusion != "neutral" {
 				t.Errorf("check runs = %+v, want one neutral", checks)
 			}
-			if final := h.commentsWith(h.issue, "agentfix:final")[0]; !strings.Contains(final.Body, "marked incomplete") {
-				t.Errorf("final comment:\n%s", final.Body)
+			final := p.gh.commentsWith(p.issue, "agentfix:final")
+			if len(final) != 1 || !strings.Contains(final[0].Body, "marked incomplete") {
+				t.Errorf("final comments = %+v, want one saying the change is marked incomplete", final)
 			}
 		})
 	}
 }
 
+// TestNoPullRequest: a run that ends without a change to offer, or with
+// one the bot may not push, or a closed issue, ends with a word saying why
+// (with the agent's change when there is one) and a status comment in a
+// final state; nothing is pushed.
 func TestNoPullRequest(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		setup  func(h *harness)
+		setup  func(p *pipeWorld)
 		script []turn
 		want   string // in the final comment (or the reply)
 		patch  bool   // the final comment shows the agent's change
 	}{
 		{
 			name:   "limit without a change",
-			setup:  func(h *harness) { h.cfg.MaxSteps = 2 },
+			setup:  func(p *pipeWorld) { p.cfg.MaxSteps = 2 },
 			script: []turn{bash("ls"), bash("cat calc.go")},
 			want:   "I did not open a pull request: the agent reached a limit before it had a change (step limit reached: 2 of 2 steps).",
 		},
 		{
 			name:   "workflow change",
-			setup:  func(h *harness) { h.cfg.MaxSteps = 2 },
+			setup:  func(p *pipeWorld) { p.cfg.MaxSteps = 2 },
 			script: []turn{bash("echo '  workflow_dispatch:' >> .github/workflows/ci.yml"), bash("ls")},
 			want:   "the change touches .github/workflows/ci.yml, and the bot may not change workflows in this repository.",
 			patch:  true,
 		},
 		{
 			name:  "closed issue",
-			setup: func(h *harness) { h.f.CloseIssue(hRepo, h.issue) },
+			setup: func(p *pipeWorld) { p.gh.closeIssue(p.issue) },
 			want:  "this issue is closed, so I am not working on it.",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t)
-			tt.setup(h)
-			h.model.add(tt.script...)
-			h.startWorker()
-			h.label(hRequester)
-			answers := func() []ghfake.Comment {
-				var out []ghfake.Comment
-				for _, c := range h.commentsWith(h.issue, tt.want) {
-					if !strings.Contains(c.Body, "agentfix:status") {
-						out = append(out, c)
-					}
+			t.Parallel()
+			p := newPipeWorld(t, tt.script...)
+			tt.setup(p)
+			w := p.worker()
+			if err := w.handleFix(t.Context(), p.label(w, hRequester)); !final(err) {
+				t.Fatalf("fix job = %v, want it ended for good\nlogs:\n%s", err, tail(p.logs.String(), 6000))
+			}
+			var answers []ghapp.Comment
+			for _, c := range p.gh.commentsWith(p.issue, tt.want) {
+				if !strings.Contains(c.Body, "agentfix:status") {
+					answers = append(answers, c)
 				}
-				return out
 			}
-			h.waitFor("the answer", func() bool { return len(answers()) == 1 })
-			h.waitFor("the task to end", func() bool { st := h.taskState(); return st == "completed" || st == "archived" })
-			if len(h.prs()) != 0 {
-				t.Errorf("pull requests = %d, want none", len(h.prs()))
+			if len(answers) != 1 {
+				t.Fatalf("answers with %q = %+v, want 1", tt.want, answers)
 			}
-			if _, ok := h.f.Branch(hRepo, "agent-fix/issue-1"); ok {
+			if n := len(p.gh.botPRs()); n != 0 {
+				t.Errorf("pull requests = %d, want none", n)
+			}
+			if _, ok := p.git.branch("agent-fix/issue-1"); ok {
 				t.Errorf("the branch was pushed")
 			}
-			body := answers()[0].Body
-			if got := strings.Contains(body, "The agent's change"); got != tt.patch {
-				t.Errorf("final comment shows the agent's change: %v, want %v:\n%s", got, tt.patch, body)
+			if got := strings.Contains(answers[0].Body, "The agent's change"); got != tt.patch {
+				t.Errorf("final comment shows the agent's change: %v, want %v:\n%s", got, tt.patch, answers[0].Body)
 			}
-			for _, c := range h.commentsWith(h.issue, "agentfix:status") {
+			status := p.gh.commentsWith(p.issue, "agentfix:status")
+			if len(status) != 1 {
+				t.Errorf("status comments = %d, want 1", len(status))
+			}
+			for _, c := range status {
 				if !strings.Contains(c.Body, "Stopped") && !strings.Contains(c.Body, "Failed") {
 					t.Errorf("the status comment is not in a final state:\n%s", c.Body)
 				}
@@ -407,127 +462,143 @@ func TestNoPullRequest(t *testing.T) {
 }
 
 // TestGivesUpAfterTheLastAttempt: GitHub fails the same call on every
-// attempt of the job; after the last one the status comment and a final
-// comment say so instead of showing a phase forever.
+// attempt of the job (asynq's attempts: the count is in the handler's
+// context, so an asynq server runs them); after the last one the status
+// comment and a final comment say so instead of showing a phase forever,
+// without GitHub's answer.
 func TestGivesUpAfterTheLastAttempt(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	for range 9 { // 3 calls of 3 attempts each
-		h.f.FailNext(http.MethodGet, "/repos/*/*", http.StatusInternalServerError, nil)
+	p := newPipeWorld(t)
+	p.gh.failNext("GetRepository", jobs.AgentMaxRetry+1, apiError(http.MethodGet, "/repos/octo/widget", http.StatusInternalServerError))
+	w := p.worker()
+	p.label(w, hRequester)
+	attempts := p.serve(w)
+	for i := range jobs.AgentMaxRetry + 1 {
+		err := p.nextAttempt(attempts, fmt.Sprintf("attempt %d", i+1))
+		if last := i == jobs.AgentMaxRetry; final(err) != last {
+			t.Errorf("attempt %d = %v; want it final only on the last attempt", i+1, err)
+		}
 	}
-	h.startWorker()
-	h.label(hRequester)
-	h.waitFor("the task to be archived", func() bool { return h.taskState() == "archived" })
-	final := h.commentsWith(h.issue, "agentfix:final")
+	p.waitFor("the task to be archived", func() bool { return p.taskState() == "archived" })
+	final := p.gh.commentsWith(p.issue, "agentfix:final")
 	if len(final) != 1 || !strings.Contains(final[0].Body, "an internal error stopped the job after 3 attempts") {
 		t.Fatalf("final comments = %+v, want one giving up after 3 attempts", final)
 	}
-	status := h.commentsWith(h.issue, "agentfix:status")
+	status := p.gh.commentsWith(p.issue, "agentfix:status")
 	if len(status) != 1 || !strings.Contains(status[0].Body, "❌ **Failed**") {
 		t.Errorf("status comments = %+v, want one saying it failed", status)
 	}
-	if h.model.calls() != 0 || len(h.prs()) != 0 {
-		t.Errorf("model calls %d, PRs %d; want none", h.model.calls(), len(h.prs()))
+	if p.model.calls() != 0 || len(p.gh.botPRs()) != 0 {
+		t.Errorf("model calls %d, PRs %d; want none", p.model.calls(), len(p.gh.botPRs()))
 	}
 	if strings.Contains(final[0].Body, "500") || strings.Contains(final[0].Body, "GET") {
 		t.Errorf("the final comment shows internal detail:\n%s", final[0].Body)
 	}
 }
 
-// TestPushFailsForGood: the git server answers every push with 502; each
-// attempt tries the push several times, and when the last attempt gives up
-// the agent's change is not lost: the final comment carries it and the
-// run record keeps it. The agent ran once.
+// TestPushFailsForGood: every push fails (workspace's TestPush* show the
+// tries within one push); when the last attempt gives up the agent's
+// change is not lost: the final comment carries it and the run record
+// keeps it. The agent ran once.
 func TestPushFailsForGood(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, fixScript(t.TempDir())...)
-	for range 3 * 4 { // 3 attempts of 4 tries each
-		h.f.FailNext(http.MethodPost, "/git/*/*/git-receive-pack", http.StatusBadGateway, nil)
+	p := newPipeWorld(t, fixScript(t.TempDir())...)
+	p.git.failPushes(jobs.AgentMaxRetry + 1)
+	w := p.worker()
+	p.label(w, hRequester)
+	attempts := p.serve(w)
+	for i := range jobs.AgentMaxRetry + 1 {
+		p.nextAttempt(attempts, fmt.Sprintf("attempt %d", i+1))
 	}
-	h.startWorker()
-	h.label(hRequester)
-	h.waitFor("the task to be archived", func() bool { return h.taskState() == "archived" })
-	final := h.commentsWith(h.issue, "agentfix:final")
+	p.waitFor("the task to be archived", func() bool { return p.taskState() == "archived" })
+	final := p.gh.commentsWith(p.issue, "agentfix:final")
 	if len(final) != 1 || !strings.Contains(final[0].Body, "after the agent finished; its change is below") ||
 		!strings.Contains(final[0].Body, "+\treturn a + b") {
 		t.Fatalf("final comments = %+v, want one with the agent's change", final)
 	}
-	if h.model.calls() != 5 || len(h.prs()) != 0 {
-		t.Errorf("model calls %d, PRs %d; want 5 (one run) and none", h.model.calls(), len(h.prs()))
+	if p.model.calls() != 5 || len(p.gh.botPRs()) != 0 {
+		t.Errorf("model calls %d, PRs %d; want 5 (one run) and none", p.model.calls(), len(p.gh.botPRs()))
 	}
-	list, err := h.store.List(t.Context(), 10)
-	if err != nil || len(list) != 1 || list[0].Status != string(outcome.Failed) {
-		t.Fatalf("runs = %+v, %v; want the one run, failed", list, err)
+	list := p.runList()
+	if len(list) != 1 || list[0].Status != string(outcome.Failed) {
+		t.Fatalf("runs = %+v; want the one run, failed", list)
 	}
-	run, err := h.store.Get(t.Context(), list[0].RunID)
+	run, err := p.runs.Get(t.Context(), list[0].RunID)
 	if err != nil || !strings.Contains(run.Patch, "+\treturn a + b") {
 		t.Errorf("the run record's patch = %q, %v; want the agent's change", run.Patch, err)
 	}
-	if h.f.PendingFaults() != 0 {
-		t.Errorf("%d push faults did not fire", h.f.PendingFaults())
+	if _, tries, pushes := p.git.counts(); tries != jobs.AgentMaxRetry+1 || len(pushes) != 0 {
+		t.Errorf("pushes tried %d, landed %q; want one try per attempt, none landed", tries, pushes)
 	}
 }
 
+// TestInteractiveReplies: help (once per user per issue in ten minutes),
+// a stop with nothing running, and a command on a person's pull request
+// get their 👀 and a reply each; no job, no model call.
 func TestInteractiveReplies(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.f.SetPermission(hRepo, "dave", "read")
-	h.f.Commit(hRepo, "feature", map[string]string{"x.txt": "x\n"}, "a person's change")
-	pr := h.f.AddPR(hRepo, ghfake.PR{Title: "A person's PR", Head: "feature", Author: "erin"})
-	h.startWorker()
-	h.comment("dave", "/agent-fix help")
-	h.comment("dave", "/agent-fix help")
-	h.comment(hRequester, "/agent-fix stop")
-	h.commentOn(pr, "erin", hRequester, "/agent-fix please rename x")
-	h.waitFor("👀 on the four comments and the three replies", func() bool {
-		return len(h.f.Reactions(hRepo)) == 4 && len(h.botComments(h.issue)) == 2 && len(h.botComments(pr)) == 1
-	})
+	p := newPipeWorld(t)
+	p.gh.setPermission("dave", ghapp.PermissionRead)
+	pr := p.gh.addPR("A person's PR", "feature", "erin")
+	w := p.worker()
+	p.notice(w, p.issue, "dave", "/agent-fix help", jobs.OutcomeHelp)
+	p.notice(w, p.issue, "dave", "/agent-fix help", jobs.OutcomeHelp)
+	p.notice(w, p.issue, hRequester, "/agent-fix stop", jobs.OutcomeStop)
+	p.notice(w, pr, hRequester, "/agent-fix please rename x", jobs.OutcomeNotBotsPR)
+	if n := len(p.gh.allReactions()); n != 4 {
+		t.Errorf("reactions = %q, want 👀 on the four comments", p.gh.allReactions())
+	}
+	if n, m := len(p.gh.botComments(p.issue)), len(p.gh.botComments(pr)); n != 2 || m != 1 {
+		t.Errorf("bot comments on the issue %d, on the PR %d; want 2 and 1", n, m)
+	}
 	for _, c := range []struct {
 		number int
 		want   string
 		count  int
 	}{
-		{h.issue, "@dave, I am **agentfix**", 1}, // the second help within 10 minutes is not answered
-		{h.issue, "@alice, nothing is running for this issue, so there is nothing to stop.", 1},
+		{p.issue, "@dave, I am **agentfix**", 1}, // the second help within 10 minutes is not answered
+		{p.issue, "@alice, nothing is running for this issue, so there is nothing to stop.", 1},
 		{pr, "@alice, I only revise pull requests I opened myself.", 1},
 	} {
-		if got := len(h.commentsWith(c.number, c.want)); got != c.count {
+		if got := len(p.gh.commentsWith(c.number, c.want)); got != c.count {
 			t.Errorf("comments on #%d with %q = %d, want %d", c.number, c.want, got, c.count)
 		}
 	}
-	if h.taskState() != "" || h.model.calls() != 0 {
-		t.Errorf("a job was queued (%q) or the model called (%d)", h.taskState(), h.model.calls())
+	if p.taskState() != "" || p.model.calls() != 0 {
+		t.Errorf("a job was queued (%q) or the model called (%d)", p.taskState(), p.model.calls())
 	}
 }
 
 // TestStopWhileWaiting stops a job that waits for an agent slot: it is
-// removed before it starts, and its status comment says who stopped it.
+// removed before it starts, and its status comment says who stopped it;
+// the other issue's job stays.
 func TestStopWhileWaiting(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.cfg.AgentConcurrency = 1
-	first := h.issue
-	reached := make(chan struct{})
-	h.model.add(turn{before: func() { close(reached) }, block: make(chan struct{})})
-	h.startWorker()
-	h.label(hRequester)
-	await(t, reached, "the first job's agent")
-
-	h.issue = h.f.AddIssue(hRepo, ghfake.Issue{Title: "Second", Body: "another bug"})
-	h.label(hRequester)
-	h.waitForComments("the second job's status comment", h.issue, "⏳ **Queued**", 1)
-	if st := h.taskState(); st != "pending" {
-		t.Fatalf("second task state = %q, want pending behind the first", st)
+	p := newPipeWorld(t)
+	w := p.worker()
+	first := p.issue
+	p.label(w, hRequester)
+	p.issue = p.gh.addIssue("Second", "another bug")
+	p.label(w, hRequester)
+	if n := len(p.gh.commentsWith(p.issue, "⏳ **Queued**")); n != 1 {
+		t.Fatalf("the second job's queued status comments = %d, want 1", n)
 	}
-	h.f.SetPermission(hRepo, "bob", "write")
-	h.comment("bob", "/agent-fix stop")
-	h.waitFor("the second job's status comment to say it was stopped", func() bool {
-		return len(h.commentsWith(h.issue, "🛑 **Stopped** by @bob: before it started.")) == 1
-	})
-	if st := h.taskState(); st != "" {
+	if st := p.taskState(); st != "pending" {
+		t.Fatalf("second task state = %q, want pending", st)
+	}
+	p.gh.setPermission("bob", ghapp.PermissionWrite)
+	p.notice(w, p.issue, "bob", "/agent-fix stop", jobs.OutcomeStop)
+	if n := len(p.gh.commentsWith(p.issue, "🛑 **Stopped** by @bob: before it started.")); n != 1 {
+		t.Errorf("status comments saying bob stopped the second job before it started = %d, want 1", n)
+	}
+	if st := p.taskState(); st != "" {
 		t.Errorf("second task state = %q, want it deleted", st)
 	}
-	if n := len(h.commentsWith(first, "Stopped")); n != 0 {
+	if n := len(p.gh.commentsWith(first, "Stopped")); n != 0 {
 		t.Errorf("the first job was stopped too")
+	}
+	p.issue = first
+	if st := p.taskState(); st != "pending" {
+		t.Errorf("first task state = %q, want it pending still", st)
 	}
 }
