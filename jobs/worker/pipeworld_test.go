@@ -269,9 +269,9 @@ func (p *pipeWorld) nextAttempt(attempts <-chan error, what string) error {
 	}
 }
 
-// final reports whether err, a handler's, ends its task for good: nil or
+// isFinal reports whether err, a handler's, ends its task for good: nil or
 // wrapping asynq.SkipRetry.
-func final(err error) bool { return err == nil || errors.Is(err, asynq.SkipRetry) }
+func isFinal(err error) bool { return err == nil || errors.Is(err, asynq.SkipRetry) }
 
 // runList returns the run records, newest first.
 func (p *pipeWorld) runList() []runs.Meta {
@@ -461,22 +461,14 @@ func (g *pipeGitHub) allReactions() []string {
 	return slices.Clone(g.reactions)
 }
 
-func (g *pipeGitHub) pullRequests() []ghapp.PullRequest {
+// botPRs returns the bot's pull requests.
+func (g *pipeGitHub) botPRs() []ghapp.PullRequest {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var out []ghapp.PullRequest
 	for _, pr := range g.prs {
-		out = append(out, *pr)
-	}
-	return out
-}
-
-// botPRs returns the bot's pull requests.
-func (g *pipeGitHub) botPRs() []ghapp.PullRequest {
-	var out []ghapp.PullRequest
-	for _, pr := range g.pullRequests() {
 		if pr.Author == pipeBot {
-			out = append(out, pr)
+			out = append(out, *pr)
 		}
 	}
 	return out

@@ -196,7 +196,7 @@ func TestGitHubFailuresAfterTheAgent(t *testing.T) {
 	p.model.add(script...)
 	w := p.worker()
 	task := p.label(w, hRequester)
-	if err := w.handleFix(t.Context(), task); final(err) {
+	if err := w.handleFix(t.Context(), task); isFinal(err) {
 		t.Fatalf("the attempt whose pull request creation failed = %v, want it retried", err)
 	}
 	if n, f := len(p.gh.botPRs()), p.gh.pendingFaults(); n != 1 || f != 1 {
@@ -204,7 +204,7 @@ func TestGitHubFailuresAfterTheAgent(t *testing.T) {
 	}
 	// Each retry is a new worker's: what an attempt did is in Redis and on
 	// GitHub, not in the worker.
-	if err := p.worker().handleFix(t.Context(), task); final(err) || p.gh.pendingFaults() != 0 {
+	if err := p.worker().handleFix(t.Context(), task); isFinal(err) || p.gh.pendingFaults() != 0 {
 		t.Fatalf("the attempt whose final comment failed = %v (%d faults to come), want it retried", err, p.gh.pendingFaults())
 	}
 	if err := p.worker().handleFix(t.Context(), task); err != nil {
@@ -248,7 +248,7 @@ func TestRateLimitedComment(t *testing.T) {
 	task := p.enqueue(fi)
 	err := w.handleFix(t.Context(), task)
 	var rl *ghapp.RateLimitError
-	if final(err) || !errors.As(err, &rl) {
+	if isFinal(err) || !errors.As(err, &rl) {
 		t.Fatalf("the rate-limited attempt = %v, want it retried with the rate limit", err)
 	}
 	p.runNotice(w, fi.DeliveryID)
@@ -280,7 +280,7 @@ func stopMidRun(t *testing.T, p *pipeWorld, w *Worker, stop func()) {
 	attempts := p.serve(w)
 	await(t, reached, "the agent's second step")
 	stop()
-	if err := p.nextAttempt(attempts, "the stopped attempt to return"); !final(err) {
+	if err := p.nextAttempt(attempts, "the stopped attempt to return"); !isFinal(err) {
 		t.Errorf("the stopped attempt = %v, want it ended for good", err)
 	}
 	p.waitFor("the task to end for good", func() bool { return p.taskState() == "archived" })
@@ -427,7 +427,7 @@ func TestNoPullRequest(t *testing.T) {
 			p := newPipeWorld(t, tt.script...)
 			tt.setup(p)
 			w := p.worker()
-			if err := w.handleFix(t.Context(), p.label(w, hRequester)); !final(err) {
+			if err := w.handleFix(t.Context(), p.label(w, hRequester)); !isFinal(err) {
 				t.Fatalf("fix job = %v, want it ended for good\nlogs:\n%s", err, tail(p.logs.String(), 6000))
 			}
 			var answers []ghapp.Comment
@@ -475,7 +475,7 @@ func TestGivesUpAfterTheLastAttempt(t *testing.T) {
 	attempts := p.serve(w)
 	for i := range jobs.AgentMaxRetry + 1 {
 		err := p.nextAttempt(attempts, fmt.Sprintf("attempt %d", i+1))
-		if last := i == jobs.AgentMaxRetry; final(err) != last {
+		if last := i == jobs.AgentMaxRetry; isFinal(err) != last {
 			t.Errorf("attempt %d = %v; want it final only on the last attempt", i+1, err)
 		}
 	}
@@ -496,10 +496,10 @@ func TestGivesUpAfterTheLastAttempt(t *testing.T) {
 	}
 }
 
-// TestPushFailsForGood: every push fails (workspace's TestPush* show the
-// tries within one push); when the last attempt gives up the agent's
-// change is not lost: the final comment carries it and the run record
-// keeps it. The agent ran once.
+// TestPushFailsForGood: every push fails (workspace's
+// TestPushRetriesPerCall shows the tries within one push); when the last
+// attempt gives up the agent's change is not lost: the final comment
+// carries it and the run record keeps it. The agent ran once.
 func TestPushFailsForGood(t *testing.T) {
 	t.Parallel()
 	p := newPipeWorld(t, fixScript(t.TempDir())...)
