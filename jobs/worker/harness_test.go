@@ -88,12 +88,6 @@ func (w *waits) sleep(ctx context.Context, d time.Duration) error {
 	return ctx.Err()
 }
 
-func (w *waits) all() []time.Duration {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]time.Duration(nil), w.d...)
-}
-
 // harness is one process's worth of the bot against fakes: real Redis,
 // the fake GitHub with its git server, the real webhook edge, a fake
 // OpenAI-compatible endpoint driven by a script, real bwrap sandboxes.
@@ -288,16 +282,6 @@ func (h *harness) label(sender string) string {
 	p := h.payload("issues.labeled.json", sender)
 	p["label"].(map[string]any)["name"] = "agent-fix"
 	return h.deliver("issues", p)
-}
-
-// closeIssue closes the issue on the fake and delivers issues.closed.
-func (h *harness) closeIssue() {
-	h.f.CloseIssue(hRepo, h.issue)
-	p := h.payload("issues.labeled.json", "carol")
-	p["action"] = "closed"
-	delete(p, "label")
-	p["issue"].(map[string]any)["state"] = "closed"
-	h.deliver("issues", p)
 }
 
 // comment adds a comment by sender on the issue and delivers its
