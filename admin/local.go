@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,9 +17,22 @@ import (
 	"time"
 
 	"github.com/agentfix/agentfix/agent"
+	"github.com/agentfix/agentfix/internal/httpserve"
 	"github.com/agentfix/agentfix/internal/logattr"
 	"github.com/agentfix/agentfix/runs"
 )
+
+// ServeLocal serves h, a NewLocalView, on ln until ctx is cancelled, then
+// shuts down, letting requests in flight finish (bot view).
+func ServeLocal(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger) error {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return httpserve.Until(ctx, srv, ln, nil)
+}
 
 // localView serves the run page of a local run directory.
 type localView struct {

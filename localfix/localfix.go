@@ -20,6 +20,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/agentfix/agentfix/agent"
 	"github.com/agentfix/agentfix/config"
@@ -87,6 +88,29 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// CheckFlags reports, before anything is loaded, what bot fix's command
+// line lacks or combines wrongly: --repo, and --issue-file unless
+// --replay, are required; --model and --replay exclude each other;
+// --repo-name needs --issue-file.
+func (o Options) CheckFlags() error {
+	var missing []string
+	if o.Repo == "" {
+		missing = append(missing, "--repo DIR")
+	}
+	if o.IssueFile == "" && o.Replay == "" {
+		missing = append(missing, "--issue-file FILE")
+	}
+	switch {
+	case len(missing) > 0:
+		return UsageError{"bot fix: " + strings.Join(missing, " and ") + " required (bot fix -h for help)"}
+	case o.Model != "" && o.Replay != "":
+		return UsageError{"bot fix: --model and --replay exclude each other: a replay plays the recorded model's replies"}
+	case o.RepoName != "" && o.IssueFile == "":
+		return UsageError{"bot fix: --repo-name names the repository of --issue-file's task; a replay without --issue-file keeps the recorded task"}
+	}
+	return nil
+}
+
 // Run runs the agent as o says. Its error is a UsageError or a
 // ConfigError for what could be checked before the run (exit code 2), a
 // *RunEnded for a run that ended without a submission (exit code 1), or
@@ -105,10 +129,7 @@ type UsageError struct{ Msg string }
 func (e UsageError) Error() string { return e.Msg }
 
 // ConfigError is a configuration the run cannot use.
-type ConfigError struct{ Err error }
-
-func (e ConfigError) Error() string { return e.Err.Error() }
-func (e ConfigError) Unwrap() error { return e.Err }
+type ConfigError = config.Error
 
 // RunEnded is a run that ended without a submission, with one line saying
 // how it ended.

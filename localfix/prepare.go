@@ -127,7 +127,7 @@ func (r *fixRun) readRepoConfig(ctx context.Context) error {
 	r.repoCfg = config.DefaultRepo()
 	data, found, err := r.repo.fileAtHead(ctx, config.RepoFile)
 	if err != nil {
-		return ConfigError{fmt.Errorf("%s: %w", config.RepoFile, err)}
+		return ConfigError{Err: fmt.Errorf("%s: %w", config.RepoFile, err)}
 	}
 	if found {
 		if r.repoCfg, err = config.ParseRepo(data); err != nil {
@@ -135,7 +135,7 @@ func (r *fixRun) readRepoConfig(ctx context.Context) error {
 			if errors.As(err, &re) {
 				err = errors.New(strings.ReplaceAll(re.Error(), "\n", "; "))
 			}
-			return ConfigError{fmt.Errorf("invalid configuration at HEAD %s: %w", shortID(r.repo.head), err)}
+			return ConfigError{Err: fmt.Errorf("invalid configuration at HEAD %s: %w", shortID(r.repo.head), err)}
 		}
 	}
 	if r.repoCfg.Extends != "" {
@@ -206,7 +206,7 @@ func (r *fixRun) chooseModel(o Options) error {
 		name = cfg.Model
 	}
 	if name == "" {
-		return ConfigError{errors.New("AGENTFIX_MODEL: required: set it to provider/model (e.g. openai/gpt-5), pass --model, or --replay a trajectory")}
+		return ConfigError{Err: errors.New("AGENTFIX_MODEL: required: set it to provider/model (e.g. openai/gpt-5), pass --model, or --replay a trajectory")}
 	}
 	model, err := o.NewModel(name)
 	if err != nil {

@@ -68,3 +68,12 @@ func answer(d ghapp.HookDelivery) string {
 	}
 	return fmt.Sprintf("%d", d.StatusCode)
 }
+
+// Err says how many of the failed deliveries could not be redelivered,
+// and that another run of bot redeliver retries them; nil when none.
+func (r Result) Err() error {
+	if n := r.Count(Errored); n > 0 {
+		return fmt.Errorf("%d of %d failed deliveries could not be redelivered; run bot redeliver again to retry them", n, len(r.Reports))
+	}
+	return nil
+}

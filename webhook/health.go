@@ -5,8 +5,19 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 )
+
+// HealthRoutes mounts what every process of the bot serves: /healthz,
+// /readyz (Redis answers) and /metrics of reg.
+func HealthRoutes(r chi.Router, rdb redis.UniversalClient, reg prometheus.Gatherer) {
+	r.Get("/healthz", Healthz)
+	r.Get("/readyz", Readyz(rdb))
+	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+}
 
 // readyTimeout bounds the Redis ping of /readyz.
 const readyTimeout = 2 * time.Second

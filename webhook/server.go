@@ -14,7 +14,6 @@ import (
 	"github.com/agentfix/agentfix/jobs"
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -123,9 +122,7 @@ func New(o Options) (*Server, error) {
 // Routes mounts the edge's endpoints on r.
 func (s *Server) Routes(r chi.Router) {
 	r.Post("/webhook", s.serveWebhook)
-	r.Get("/healthz", Healthz)
-	r.Get("/readyz", Readyz(s.rdb))
-	r.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	HealthRoutes(r, s.rdb, s.registry)
 }
 
 // Handler returns a router with the edge's endpoints.

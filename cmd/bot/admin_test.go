@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentfix/agentfix/ghapp/ghfake"
 	"github.com/agentfix/agentfix/internal/redistest"
+	"github.com/agentfix/agentfix/jobs"
 	"github.com/agentfix/agentfix/runs"
 )
 
@@ -245,8 +246,8 @@ func TestQueueMetricsReadRedisOnlyOnScrape(t *testing.T) {
 	}()
 	rdb := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: time.Second})
 	defer rdb.Close()
-	if err := registerQueueMetrics(newRegistry(), rdb); err != nil {
-		t.Fatalf("registerQueueMetrics: %v", err)
+	if err := jobs.RegisterQueueMetrics(newRegistry(), rdb); err != nil {
+		t.Fatalf("RegisterQueueMetrics: %v", err)
 	}
 	// A connection made while registering waited for its reply, so it was
 	// accepted and counted by the time the accept loop ends.

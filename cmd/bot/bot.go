@@ -142,18 +142,11 @@ func parse(fs *flag.FlagSet, args []string) error {
 
 // loadConfig loads and validates the configuration and builds the logger.
 func (m *Main) loadConfig(cf configFlags) (*config.App, *slog.Logger, error) {
-	path := cf.path
-	if path == "" {
-		path = lookup(m.Environ, config.ConfigVar)
-	}
-	cfg, err := config.Load(path, m.Environ, m.WorkDir)
+	cfg, err := m.readConfig(cf, nil)
 	if err != nil {
-		return nil, nil, configError{err}
+		return nil, nil, err
 	}
-	if err := cfg.Validate(); err != nil {
-		return nil, nil, configError{err}
-	}
-	log := newLogger(cfg, m.Stderr)
+	log := logattr.NewLogger(m.Stderr, cfg.LogFormat, cfg.LogLevel)
 	for _, w := range cfg.Warnings() {
 		log.Warn("configuration: " + w)
 	}
@@ -161,27 +154,26 @@ func (m *Main) loadConfig(cf configFlags) (*config.App, *slog.Logger, error) {
 	return cfg, log, nil
 }
 
-// newLogger returns the process's logger: text for people on a terminal
-// (AGENTFIX_LOG_FORMAT auto), JSON for log collectors otherwise, each
-// attribute once and no nil errors (logattr.Tidy).
-func newLogger(cfg *config.App, w io.Writer) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(cfg.LogLevel)) // validated
-	opts := &slog.HandlerOptions{Level: level}
-	if cfg.LogFormat == "text" || cfg.LogFormat == "auto" && isTerminal(w) {
-		return slog.New(logattr.Tidy(slog.NewTextHandler(w, opts)))
+// readConfig loads the configuration of --config (or $AGENTFIX_CONFIG),
+// lets edit, when set, apply a command's flags over it, and validates it.
+func (m *Main) readConfig(cf configFlags, edit func(*config.App) error) (*config.App, error) {
+	path := cf.path
+	if path == "" {
+		path = lookup(m.Environ, config.ConfigVar)
 	}
-	return slog.New(logattr.Tidy(slog.NewJSONHandler(w, opts)))
-}
-
-// isTerminal reports whether w is a terminal (a character device).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
+	cfg, err := config.Load(path, m.Environ, m.WorkDir)
+	if err != nil {
+		return nil, configError{Err: err}
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	if edit != nil {
+		if err := edit(cfg); err != nil {
+			return nil, err
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, configError{Err: err}
+	}
+	return cfg, nil
 }
 
 func lookup(environ []string, key string) string {
@@ -201,27 +193,20 @@ func (e usageError) Error() string { return e.msg }
 
 // configError is a configuration that stops startup: exit code 2. Its
 // message has one line per problem, each naming the variable.
-type configError struct{ err error }
-
-func (e configError) Error() string { return e.err.Error() }
-func (e configError) Unwrap() error { return e.err }
+type configError = config.Error
 
 // exitCode maps Run's error to the process exit code: 0 for success and
 // -h, 2 for usage and configuration errors, 1 for anything else.
 func exitCode(err error) int {
 	var ue usageError
-	var ce configError
+	var ce config.Error
 	var lue localfix.UsageError
-	var lce localfix.ConfigError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &lue), errors.As(err, &lce):
+	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &lue):
 		return 2
 	default:
 		return 1
 	}
 }
-
-// logErr is the attribute of an error in logs.
-func logErr(err error) slog.Attr { return slog.Any(logattr.Err, err) }

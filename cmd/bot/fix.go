@@ -11,7 +11,8 @@ import (
 	"github.com/agentfix/agentfix/agent"
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/localfix"
-	"github.com/agentfix/agentfix/session"
+	"github.com/agentfix/agentfix/models"
+	"github.com/agentfix/agentfix/sandbox"
 )
 
 // fixUsage heads the help of bot fix.
@@ -46,31 +47,15 @@ func (m *Main) runFix(ctx context.Context, args []string) error {
 	}
 	o := f.o
 	o.Config, o.WorkDir, o.Environ, o.Stdout, o.Logger = cfg, m.WorkDir, m.Environ, m.Stdout, log
-	o.NewModel = func(name string) (agent.Model, error) { return newModel(cfg, name, log, nil) }
-	o.CheckSandbox, o.NewSandbox = checkSandboxKind, newSandbox
-	sandbox := cfg.Sandbox
+	o.NewModel = func(name string) (agent.Model, error) { return models.New(cfg, name, log, nil) }
+	o.CheckSandbox, o.NewSandbox = sandbox.CheckKind, sandbox.New
+	kind := cfg.Sandbox
 	if o.Sandbox != "" {
-		sandbox = o.Sandbox
+		kind = o.Sandbox
 	}
-	switch sandbox {
-	case "bwrap":
-		o.Images = session.LazyImages(func() (session.Images, error) { return openImages(cfg, log) })
-	case "none":
-		o.Images = noImages
-	}
-	o.CheckModel = func(ctx context.Context, m agent.Model) error { return checkModel(ctx, cfg, m, log) }
-	o.ProbeSandbox = func(ctx context.Context, kind, image, imageFrom string) error {
-		if kind != "docker" {
-			return nil
-		}
-		pull := func(image string) {
-			fmt.Fprintf(m.Stdout, "bot fix: pulling the sandbox image %s (not on this machine yet)\n", image)
-		}
-		if err := checkDocker(ctx, image, imageFrom, "--sandbox", pull); err != nil {
-			return configError{fmt.Errorf("bot fix: %w", err)}
-		}
-		return nil
-	}
+	o.Images = sandbox.LocalImages(kind, cfg, log)
+	o.CheckModel = func(ctx context.Context, m agent.Model) error { return models.Check(ctx, cfg, m, log) }
+	o.ProbeSandbox = sandbox.ProbeLocal(m.Stdout)
 	return localfix.Run(ctx, o)
 }
 
@@ -108,20 +93,8 @@ func (m *Main) parseFixFlags(args []string) (*fixFlags, error) {
 			o.Test = &f.test
 		}
 	})
-	var missing []string
-	if o.Repo == "" {
-		missing = append(missing, "--repo DIR")
-	}
-	if o.IssueFile == "" && o.Replay == "" {
-		missing = append(missing, "--issue-file FILE")
-	}
-	switch {
-	case len(missing) > 0:
-		return nil, usageError{"bot fix: " + strings.Join(missing, " and ") + " required (bot fix -h for help)"}
-	case o.Model != "" && o.Replay != "":
-		return nil, usageError{"bot fix: --model and --replay exclude each other: a replay plays the recorded model's replies"}
-	case o.RepoName != "" && o.IssueFile == "":
-		return nil, usageError{"bot fix: --repo-name names the repository of --issue-file's task; a replay without --issue-file keeps the recorded task"}
+	if err := o.CheckFlags(); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
@@ -131,22 +104,16 @@ func (m *Main) parseFixFlags(args []string) (*fixFlags, error) {
 // shows its progress on stdout, so its log, on stderr, is text and leaves
 // out info records unless AGENTFIX_LOG_LEVEL=debug.
 func (m *Main) fixConfig(f *fixFlags) (*config.App, *slog.Logger, error) {
-	path := f.cf.path
-	if path == "" {
-		path = lookup(m.Environ, config.ConfigVar)
-	}
-	cfg, err := config.Load(path, m.Environ, m.WorkDir)
-	if err != nil {
-		return nil, nil, configError{err}
-	}
-	if f.o.Image != "" {
-		if !config.IsImageReference(f.o.Image) {
-			return nil, nil, usageError{fmt.Sprintf("bot fix: --image must be an image reference, e.g. golang:1.26 or ghcr.io/owner/image@sha256:…, got %q", f.o.Image)}
+	cfg, err := m.readConfig(f.cf, func(cfg *config.App) error {
+		if f.o.Image != "" && !config.IsImageReference(f.o.Image) {
+			return usageError{fmt.Sprintf("bot fix: --image must be an image reference, e.g. golang:1.26 or ghcr.io/owner/image@sha256:…, got %q", f.o.Image)}
+		} else if f.o.Image != "" {
+			cfg.SandboxImage = f.o.Image
 		}
-		cfg.SandboxImage = f.o.Image
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, nil, configError{err}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	level := slog.LevelWarn
 	if cfg.LogLevel == "debug" {

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/redeliver"
@@ -32,9 +34,9 @@ func (m *Main) runRedeliver(ctx context.Context, args []string) error {
 		return err
 	}
 	if cfg.SetupMode() {
-		return configError{fmt.Errorf("AGENTFIX_APP_ID: required by `bot redeliver` (no GitHub App is configured)")}
+		return configError{Err: fmt.Errorf("AGENTFIX_APP_ID: required by `bot redeliver` (no GitHub App is configured)")}
 	}
-	app, err := redeliverApp(cfg, log)
+	app, err := newApp(cfg, log, nil)
 	if err != nil {
 		return err
 	}
@@ -60,21 +62,19 @@ func (m *Main) runRedeliver(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if n := res.Count(redeliver.Errored); n > 0 {
-		return fmt.Errorf("%d of %d failed deliveries could not be redelivered; run bot redeliver again to retry them", n, len(res.Reports))
-	}
-	return nil
+	return res.Err()
 }
 
-// redeliverApp returns the GitHub App of cfg.
-func redeliverApp(cfg *config.App, log *slog.Logger) (*ghapp.App, error) {
+// newApp returns the GitHub App of cfg, counting its calls on reg when
+// reg is not nil.
+func newApp(cfg *config.App, log *slog.Logger, reg prometheus.Registerer) (*ghapp.App, error) {
 	key, err := cfg.PrivateKeyPEM()
 	if err != nil {
-		return nil, configError{fmt.Errorf("AGENTFIX_PRIVATE_KEY_FILE: %w", err)}
+		return nil, configError{Err: fmt.Errorf("AGENTFIX_PRIVATE_KEY_FILE: %w", err)}
 	}
-	app, err := ghapp.New(ghapp.Options{AppID: cfg.AppID, PrivateKey: key, APIURL: cfg.GitHubAPIURL, Logger: log})
+	app, err := ghapp.New(ghapp.Options{AppID: cfg.AppID, PrivateKey: key, APIURL: cfg.GitHubAPIURL, Logger: log, Registerer: reg})
 	if err != nil {
-		return nil, configError{err}
+		return nil, configError{Err: err}
 	}
 	return app, nil
 }

@@ -19,7 +19,7 @@ import (
 func (m *Main) openRedis(ctx context.Context, cfg *config.App, log *slog.Logger, embed bool) (redis.UniversalClient, *slog.Logger, error) {
 	if cfg.RedisURL == "" {
 		if !embed {
-			return nil, nil, configError{fmt.Errorf("AGENTFIX_REDIS_URL: required by this command (only `bot serve` embeds an in-process Redis)")}
+			return nil, nil, configError{Err: fmt.Errorf("AGENTFIX_REDIS_URL: required by this command (only `bot serve` embeds an in-process Redis)")}
 		}
 		rdb, closeRedis, err := redisconn.Embedded()
 		if err != nil {
@@ -36,7 +36,7 @@ func (m *Main) openRedis(ctx context.Context, cfg *config.App, log *slog.Logger,
 	}
 	rdb, log, err := redisconn.Open(ctx, cfg.RedisURL, log, now)
 	if err != nil {
-		return nil, nil, configError{err}
+		return nil, nil, configError{Err: err}
 	}
 	m.redisLog.Use(log)
 	m.onClose(rdb.Close)

@@ -6,8 +6,9 @@ import (
 	"net"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/agentfix/agentfix/internal/group"
+	"github.com/agentfix/agentfix/internal/httpserve"
 	"github.com/agentfix/agentfix/webhook"
 )
 
@@ -32,14 +33,12 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	r := chi.NewRouter()
 	if cfg.SetupMode() {
 		log.Warn("setup mode: no GitHub App is configured yet")
-		r.Get("/healthz", webhook.Healthz)
-		r.Get("/readyz", webhook.Readyz(rdb))
-		r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		webhook.HealthRoutes(r, rdb, reg)
 		if err := m.mountSetup(r, cfg, log); err != nil {
 			return err
 		}
 		return m.serveHTTP(ctx, cfg.ListenAddr, r, log, func(a net.Addr) {
-			fmt.Fprintf(m.Stderr, "\nagentfix is in setup mode: open %s to create its GitHub App.\n\n", openURL(cfg.PublicURL, a, "/setup"))
+			fmt.Fprintf(m.Stderr, "\nagentfix is in setup mode: open %s to create its GitHub App.\n\n", httpserve.OpenURL(cfg.PublicURL, a, "/setup"))
 		})
 	}
 	if err := mountEdge(r, cfg, rdb, reg, log); err != nil {
@@ -53,7 +52,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return runAll(ctx,
+	return group.Run(ctx,
 		func(ctx context.Context) error { return m.serveHTTP(ctx, cfg.ListenAddr, r, log) },
 		w.Run,
 		sweep,

@@ -16,7 +16,7 @@ import (
 // App client of its own, without metrics, so the worker's GitHub metrics
 // count job traffic only.
 func newSweeperLoop(cfg *config.App, rdb redis.UniversalClient, log *slog.Logger) (func(context.Context) error, error) {
-	app, err := redeliverApp(cfg, log)
+	app, err := newApp(cfg, log, nil)
 	if err != nil {
 		return nil, err
 	}

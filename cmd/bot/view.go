@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"path/filepath"
 	"syscall"
-	"time"
 
 	"github.com/agentfix/agentfix/admin"
 )
@@ -59,7 +57,10 @@ func (m *Main) runView(ctx context.Context, args []string) error {
 	if m.Listening != nil {
 		m.Listening(ln.Addr().String())
 	}
-	return serveView(ctx, ln, h, log)
+	if err := admin.ServeLocal(ctx, ln, h, log); err != nil {
+		return fmt.Errorf("bot view: %w", err)
+	}
+	return nil
 }
 
 // parseViewFlags returns DIR and the address to listen on. Flags may come
@@ -94,19 +95,4 @@ func (m *Main) parseViewFlags(args []string) (dir, listen string, err error) {
 		return "", "", usageError{fmt.Sprintf("bot view: --listen %s: give host:port with a loopback host, such as 127.0.0.1:8080 (the page has no authentication, so bot view serves this machine only)", listen)}
 	}
 	return dir, listen, nil
-}
-
-// serveView serves h on ln until ctx is cancelled, then shuts down,
-// letting requests in flight finish.
-func serveView(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger) error {
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	if err := serveUntil(ctx, srv, ln, nil); err != nil {
-		return fmt.Errorf("bot view: %w", err)
-	}
-	return nil
 }

@@ -26,7 +26,7 @@ func (m *Main) runWebhook(ctx context.Context, args []string) error {
 		return err
 	}
 	if cfg.SetupMode() {
-		return configError{fmt.Errorf("AGENTFIX_APP_ID: required by `bot webhook` (setup mode is served by `bot serve`)")}
+		return configError{Err: fmt.Errorf("AGENTFIX_APP_ID: required by `bot webhook` (setup mode is served by `bot serve`)")}
 	}
 	rdb, log, err := m.openRedis(ctx, cfg, log, false)
 	if err != nil {
@@ -55,7 +55,7 @@ func mountEdge(r chi.Router, cfg *config.App, rdb redis.UniversalClient, reg *pr
 		return err
 	}
 	srv.Routes(r)
-	if err := registerQueueMetrics(reg, rdb); err != nil {
+	if err := jobs.RegisterQueueMetrics(reg, rdb); err != nil {
 		return err
 	}
 	return mountAdmin(r, cfg, rdb, log)

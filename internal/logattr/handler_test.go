@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 )
 
@@ -28,5 +29,24 @@ func TestTidy(t *testing.T) {
 		"level=INFO msg=grouped outcome=queued repo=octo/widget g.k=1\n"
 	if got := b.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestNewLogger: text when asked, or on a terminal with auto; JSON
+// otherwise (a buffer is no terminal); records below the level are left out.
+func TestNewLogger(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		format, level, want string
+	}{
+		{"text", "info", "level=INFO msg=shown"},
+		{"auto", "info", `"msg":"shown"`},
+		{"json", "warn", ""},
+	} {
+		var b bytes.Buffer
+		NewLogger(&b, tc.format, tc.level).Info("shown")
+		if got := b.String(); !strings.Contains(got, tc.want) || tc.want == "" && got != "" {
+			t.Errorf("NewLogger(%s, %s) wrote %q, want it to hold %q", tc.format, tc.level, got, tc.want)
+		}
 	}
 }

@@ -1,7 +1,8 @@
-package main
+package sandbox
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,11 +12,11 @@ import (
 	"github.com/agentfix/agentfix/workspace"
 )
 
-// TestWorkerSandboxImage runs a command through the worker's sandbox
+// TestForWorkerImage runs a command through the worker's sandbox
 // factory with AGENTFIX_SANDBOX=docker against a docker CLI stand-in that
 // records its arguments: the container runs the configured image, without
 // network.
-func TestWorkerSandboxImage(t *testing.T) {
+func TestForWorkerImage(t *testing.T) {
 	bin := t.TempDir()
 	argsFile := filepath.Join(t.TempDir(), "args")
 	script := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > " + argsFile + "\necho ran\n"
@@ -26,7 +27,7 @@ func TestWorkerSandboxImage(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.Sandbox, cfg.SandboxImage = "docker", "ghcr.io/example/toolchain:1"
 	ws, cache := t.TempDir(), t.TempDir()
-	sb, err := workerSandbox(cfg, nil, nil)(workspace.Options{Workspace: ws, Cache: cache})
+	sb, err := ForWorker(cfg, nil, nil)(workspace.Options{Workspace: ws, Cache: cache})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,5 +46,35 @@ func TestWorkerSandboxImage(t *testing.T) {
 	}
 	if !strings.Contains(string(raw), "--network=none\n") {
 		t.Errorf("docker arguments lack --network=none:\n%s", raw)
+	}
+}
+
+// TestCheckKind: an unknown name lists the valid ones, and the none
+// sandbox needs its opt-in; both are configuration errors.
+func TestCheckKind(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		kind             string
+		allowUnsandboxed bool
+		want             string // "" for no error
+	}{
+		{"bwrap", false, ""},
+		{"docker", false, ""},
+		{"none", true, ""},
+		{"none", false, "AGENTFIX_ALLOW_UNSANDBOXED: the none sandbox runs the agent's commands on this machine without isolation"},
+		{"podman", true, `sandbox "podman": unknown; valid sandboxes: bwrap, docker, none`},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			t.Parallel()
+			err := CheckKind(tc.kind, tc.allowUnsandboxed)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("CheckKind(%q, %v) = %v, want nil", tc.kind, tc.allowUnsandboxed, err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("CheckKind(%q, %v) = %v, want %q", tc.kind, tc.allowUnsandboxed, err, tc.want)
+			case err != nil && !errors.As(err, new(config.Error)):
+				t.Errorf("CheckKind(%q) = %T, want a config.Error", tc.kind, err)
+			}
+		})
 	}
 }
