@@ -405,3 +405,17 @@ func (sw *stepWorld) fix() *fix {
 func slogText(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
+
+// runAgent runs the agent step for j as workOn does once the working copy
+// is made: with its run record opened, and the default branch's files
+// from; there is no working copy (the session is the recording one).
+func (sw *stepWorld) runAgent(t *testing.T, j *job, from defaultBranchFiles) (session.Result, error) {
+	t.Helper()
+	rec, err := sw.w.openRun(t.Context(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.rec = rec
+	t.Cleanup(func() { rec.Close() })
+	return sw.w.agent.run(t.Context(), j, nil, agent.Task{Repo: j.repo.String(), Issue: j.number, Title: j.issue.Title}, from)
+}
