@@ -102,8 +102,9 @@ func TestRepoSettingsReachTheSession(t *testing.T) {
 		Limits:             agent.Config{MaxSteps: 2, MaxCostUSD: 1, MaxDuration: 5 * time.Minute},
 		NestedInstructions: map[string]string{"pkg/api": "The API is frozen: never rename exported names.\n"},
 	}
+	// The limits a repository sets; the agent's other defaults are agent's.
 	got.Settings.Limits = agent.Config{MaxSteps: got.Settings.Limits.MaxSteps, MaxCostUSD: got.Settings.Limits.MaxCostUSD, MaxDuration: got.Settings.Limits.MaxDuration}
-	if diff := cmp.Diff(want, got.Settings, cmpIgnoreFuncs); diff != "" {
+	if diff := cmp.Diff(want, got.Settings, errorsEqual); diff != "" {
 		t.Errorf("session settings (-want +got):\n%s", diff)
 	}
 	if got.SetupCache != warm {
@@ -144,9 +145,9 @@ func TestRepoSettingsReachTheSession(t *testing.T) {
 	}
 }
 
-// cmpIgnoreFuncs compares session settings without their dev container
-// error (an error value cmp cannot compare; none here).
-var cmpIgnoreFuncs = cmp.Comparer(func(a, b error) bool { return errors.Is(a, b) || a == nil && b == nil })
+// errorsEqual lets cmp compare errors (the settings' DevcontainerErr) with
+// errors.Is.
+var errorsEqual = cmp.Comparer(func(a, b error) bool { return errors.Is(a, b) })
 
 // stepSetupCache is a setup cache of the step tests: the session, which
 // would use it, is the recording one.
