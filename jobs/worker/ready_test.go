@@ -69,7 +69,7 @@ func (sw *stepWorld) round(pr ghapp.PullRequest, saved *store.Saved) *round {
 	return r
 }
 
-// publish does what publishResult does once the round's commit is pushed:
+// publishPushed does what publishResult does once the round's commit is pushed:
 // deliver, ended, then the round's reply, which it returns.
 func (r *round) publishPushed(t *testing.T, ctx context.Context) string {
 	t.Helper()
