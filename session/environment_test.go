@@ -137,6 +137,9 @@ func TestRunImageRefusedBeforeTheModel(t *testing.T) {
 	if len(sb.opts) != 0 {
 		t.Error("a sandbox was built for an image that cannot be used")
 	}
+	if n := len(model.Calls()); n != 0 {
+		t.Errorf("the model was asked %d times, want 0", n)
+	}
 }
 
 func TestRunWithoutAnImage(t *testing.T) {

@@ -181,6 +181,52 @@ func TestRunSetupDeadline(t *testing.T) {
 	}
 }
 
+// TestRunSetupOnTheDefaultBranch is the red team's High finding at the
+// session: in a round, whose working copy is the bot's branch with files
+// the agent wrote, setup runs on the files of Settings.SetupCommit (the
+// default branch's head), and the round's files are back for the agent
+// afterwards (workspace's TestWithTree swaps the trees).
+func TestRunSetupOnTheDefaultBranch(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"scripts/setup.sh": "echo trusted > \"$HOME/who\"\n"})
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	main := git("rev-parse", "HEAD")
+	git("checkout", "-q", "-b", "agent-fix/issue-1")
+	if err := os.WriteFile(filepath.Join(repo, "scripts", "setup.sh"), []byte("echo written by the agent > \"$HOME/who\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("commit", "-q", "-am", "round 1")
+	var seen string
+	_, err := Run(context.Background(), Options{
+		WorkTree: workTree(t, repo), Sandbox: bwrap,
+		Model: llm.NewScripted("round", false, call("1", "bash", map[string]string{"command": `cat "$HOME/who"; cat scripts/setup.sh`}),
+			call("2", "submit", map[string]string{"summary": "s"}), call("3", "submit", map[string]string{})),
+		Settings: Settings{Setup: []string{"sh scripts/setup.sh"}, SetupCommit: main, Limits: agent.Config{MaxSteps: 5}},
+		Task:     agent.Task{Repo: "octo/calc", Title: "t"},
+		Hooks: Hooks{Agent: []agent.Hooks{{OnStepDone: func(_ context.Context, s agent.Step) error {
+			if s.Step == 1 && len(s.Observations) == 1 {
+				seen = s.Observations[0].Output
+			}
+			return nil
+		}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "trusted\necho written by the agent > \"$HOME/who\"\n"; !strings.Contains(seen, want) {
+		t.Errorf("the agent saw %q, want %q: setup ran the agent's script, or the round's files were not put back", seen, want)
+	}
+}
+
 // TestRunNeedsItsParts refuses options without a tree, sandbox or model.
 func TestRunNeedsItsParts(t *testing.T) {
 	t.Parallel()

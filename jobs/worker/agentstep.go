@@ -42,6 +42,9 @@ type agentStep struct {
 	images        session.Images
 	setupCache    session.SetupCache
 	operatorImage string
+	// runSession is the session's run: session.Run, or in tests one that
+	// records what the step passes it.
+	runSession func(context.Context, session.Options) (session.Result, error)
 }
 
 // run runs the agent on task in wt. The error is non-nil only when the run
@@ -67,7 +70,7 @@ func (a *agentStep) run(ctx context.Context, j *job, wt *workspace.WorkTree, tas
 	// branch the agent wrote; so its caches may be kept for others.
 	settings.SetupCommit = from.head
 	settings.SaveSetupCache = from.head != ""
-	return session.Run(ctx, session.Options{
+	return a.runSession(ctx, session.Options{
 		WorkTree: wt, Sandbox: a.sandbox, Model: model, Settings: settings, Task: task,
 		ScratchDir: a.scratch, Baselines: a.store,
 		Images: a.images, SetupCache: a.setupCache, OperatorImage: a.operatorImage,

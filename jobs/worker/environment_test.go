@@ -1,11 +1,15 @@
 package worker
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/agentfix/agentfix/config"
+	"github.com/agentfix/agentfix/devcontainer"
 	"github.com/agentfix/agentfix/ghapp/ghfake"
+	"github.com/agentfix/agentfix/jobs/worker/outcome"
+	"github.com/agentfix/agentfix/session"
 )
 
 // runInImage labels the harness's issue with the repository's files and
@@ -76,108 +80,43 @@ func TestGoRepositoryInItsImage(t *testing.T) {
 	}
 }
 
-func TestPythonRepositoryInItsImage(t *testing.T) {
-	t.Parallel()
-	host := imageRegistry(t)
-	ref := pythonImage(t, host)
-	h := newHarness(t)
-	review, pr, status := runInImage(t, h, map[string]string{
-		"calc.go":       "package calc\n\n// Add returns a plus b.\nfunc Add(a, b int) int {\n\treturn a - b\n}\n",
-		"calc.py":       "def add(a, b):\n    return a + b\n",
-		"test_calc.py":  "import unittest\n\nimport calc\n\n\nclass TestAdd(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(calc.add(2, 2), 4)\n",
-		config.RepoFile: "image: " + ref + "\ntest: cat /etc/image-marker && python3 -m unittest -v\n",
-	})
-	checkInImage(t, ref, "inside the python image", review, pr, status)
-	if !strings.Contains(review, "test_add (test_calc.TestAdd") {
-		t.Errorf("the review message lacks unittest's result:\n%s", review)
-	}
-}
-
+// TestMissingImageEndsBeforeTheModel: the image the repository names
+// reaches the session, and when the session cannot use it (session's
+// TestRunImageRefusedBeforeTheModel: before any sandbox or model call;
+// rootfs's TestImageErrors has the registry's answers) the job ends for
+// good with a final comment that names the image and where it was named,
+// tells of no agent, and opens no pull request.
 func TestMissingImageEndsBeforeTheModel(t *testing.T) {
 	t.Parallel()
-	host := imageRegistry(t)
-	h := newHarness(t)
-	ref := host + "/env/missing:1"
-	h.configure("main", "image: "+ref+"\ntest: go test ./...\n")
-	h.startWorker(h.imageWorker)
-	h.label(hRequester)
-	h.waitFor("the final comment", func() bool { return len(h.finals()) == 1 })
-	if n := h.model.calls(); n != 0 {
-		t.Errorf("model queries = %d, want none", n)
+	const ref = "127.0.0.1:5000/env/missing:1"
+	sw := newStepWorld(t, nil, stepYML("image: "+ref+"\ntest: go test ./...\n"))
+	sw.sessions.answer = func(o session.Options) (session.Result, error) {
+		return session.Result{}, &session.EnvironmentError{Choice: devcontainer.Choice{Source: devcontainer.SourceRepoConfig, Image: o.Settings.Image},
+			Err: errors.New(ref + ": not found: the registry has no such image or tag (MANIFEST_UNKNOWN)")}
 	}
-	final := h.finals()[0].Body
+	o, err := sw.fix().run(t.Context())
+	if o != outcome.ImageFailed || !o.Final() || err != nil {
+		t.Fatalf("fix = %s, %v; want a final image_failed", o, err)
+	}
+	if got := sw.sessions.only(t).Settings.Image; got != ref {
+		t.Errorf("session image = %q, want %q", got, ref)
+	}
+	final := sw.gh.botComments(1, "agentfix:final")
+	if len(final) != 1 {
+		t.Fatalf("final comments = %d, want 1", len(final))
+	}
 	for _, want := range []string{"I did not open a pull request: the image `" + ref + "` (named in .github/agent-fix.yml) cannot be used, so the agent did not start: ", "Name an image the worker can pull"} {
-		if !strings.Contains(final, want) {
-			t.Errorf("final comment lacks %q:\n%s", want, final)
+		if !strings.Contains(final[0], want) {
+			t.Errorf("final comment lacks %q:\n%s", want, final[0])
 		}
 	}
-	if strings.Contains(final, "What the agent did") {
-		t.Errorf("final comment tells of an agent that never ran:\n%s", final)
+	if strings.Contains(final[0], "What the agent did") {
+		t.Errorf("final comment tells of an agent that never ran:\n%s", final[0])
 	}
-	if len(h.prs()) != 0 {
-		t.Error("a pull request was opened")
+	if status := sw.gh.botComments(1, "agentfix:status"); len(status) != 1 || !strings.Contains(status[0], "❌ **Failed**: the image `"+ref+"`") {
+		t.Errorf("status comments %q, want one saying the image cannot be used", status)
 	}
-}
-
-// TestSetupCachesWarmTheNextJob runs two jobs of one repository: the
-// second's setup finds what the first's left in HOME, through a copy.
-func TestSetupCachesWarmTheNextJob(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	h.configure("main", "setup: 'if [ -f \"$HOME/warm\" ]; then echo warm > \"$HOME/seen\"; else echo cold > \"$HOME/seen\"; fi; touch \"$HOME/warm\"'\n"+
-		"test: 'cat \"$HOME/seen\"'\n")
-	h.model.add(fixCalc(), submit("Fixed Add."), submit(""))
-	h.startWorker(func(o *Options) { h.setupCaches(o) })
-	h.label(hRequester)
-	h.waitFor("the first final comment", func() bool { return len(h.finals()) == 1 })
-
-	first := h.issue
-	h.issue = h.f.AddIssue(hRepo, ghfake.Issue{Title: "Add is still wrong", Body: "again", Author: "carol"})
-	h.model.add(fixCalc(), submit("Fixed Add again."), submit(""))
-	h.label(hRequester)
-	h.waitFor("the second final comment", func() bool { return len(h.finals()) == 1 })
-
-	msgs := h.model.lastMessages()
-	if len(msgs) != 6 {
-		t.Fatalf("model queries = %d, want 6", len(msgs))
-	}
-	for i, want := range map[int]string{2: "```\ncold\n```", 5: "```\nwarm\n```"} {
-		if !strings.Contains(msgs[i], want) {
-			t.Errorf("review message of job %d lacks %q:\n%s", i/3+1, want, msgs[i])
-		}
-	}
-	if len(h.commentsWith(first, "agentfix:final")) != 1 {
-		t.Error("the first issue did not keep its one final comment")
-	}
-}
-
-// TestRoundSetupRunsTheDefaultBranchsFiles is the red team's High
-// finding: a round on the bot's branch, whose files the agent wrote in the
-// round before, runs setup on the default branch's files, and the round's
-// files are back for the agent afterwards.
-func TestRoundSetupRunsTheDefaultBranchsFiles(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	h.f.Commit(hRepo, "main", map[string]string{
-		"scripts/setup.sh": "echo trusted > \"$HOME/who\"\n",
-		config.RepoFile:    "setup: sh scripts/setup.sh\ntest: 'cat \"$HOME/who\"; cat scripts/setup.sh'\n",
-	}, "setup from a script")
-	// Round 1 (the fix): the agent rewrites the setup script.
-	h.model.add(fixCalc(), edit("scripts/setup.sh", "echo trusted", "echo written by the agent"), submit("Fixed Add."), submit(""))
-	h.startWorker()
-	h.label(hRequester)
-	h.waitFor("the fix's final comment", func() bool { return len(h.finals()) == 1 })
-	pr := h.botPR()
-
-	// Round 2, asked for on the pull request: setup runs main's script.
-	h.model.add(edit("README.md", "# widget", "# widget\n\nAdds."), submit("Documented it."), submit(""))
-	h.commentOn(pr, h.f.BotLogin(), hRequester, "/agent-fix document it")
-	h.waitForComments("the round's reply", pr, "agentfix:final revise:", 1)
-	msgs := h.model.lastMessages()
-	review := msgs[len(msgs)-1]
-	for _, want := range []string{"```\ntrusted\necho written by the agent > \"$HOME/who\"\n```"} {
-		if !strings.Contains(review, want) {
-			t.Errorf("the round's review message lacks %q (setup ran the agent's script, or the round's files were not put back):\n%s", want, review)
-		}
+	if n := len(sw.gh.called("CreatePR")); n != 0 {
+		t.Errorf("pull requests opened = %d, want none", n)
 	}
 }

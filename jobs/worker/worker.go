@@ -210,7 +210,7 @@ func New(o Options) (*Worker, error) {
 	w.checkout = &checkout{cache: o.Cache, inst: o.GitHub, jobsDir: filepath.Join(dataDir, "jobs"), disk: o.JobDisk}
 	w.agent = &agentStep{sandbox: o.Sandbox, model: o.Model, budget: o.Budget, price: o.ModelPrice,
 		metrics: m, store: st, now: o.Now, scratch: filepath.Join(dataDir, "jobs"),
-		images: o.Images, setupCache: o.SetupCache, operatorImage: o.Config.SandboxImage}
+		images: o.Images, setupCache: o.SetupCache, operatorImage: o.Config.SandboxImage, runSession: session.Run}
 	w.checks = &checks{journal: w.journal, texts: x, store: st}
 	w.publish = &publisher{cache: o.Cache, inst: o.GitHub, texts: x, author: o.CommitAuthor, cfg: o.Config,
 		publicURL: o.PublicURL, linkKey: o.LinkKey, now: o.Now}
