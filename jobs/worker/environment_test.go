@@ -80,6 +80,26 @@ func TestGoRepositoryInItsImage(t *testing.T) {
 	}
 }
 
+// TestPythonRepositoryInItsImage: the second language of the end-to-end
+// image runs (#12): a repository whose tests need a toolchain the worker
+// does not have, here Python, fixed and tested in its own image.
+func TestPythonRepositoryInItsImage(t *testing.T) {
+	t.Parallel()
+	host := imageRegistry(t)
+	ref := pythonImage(t, host)
+	h := newHarness(t)
+	review, pr, status := runInImage(t, h, map[string]string{
+		"calc.go":       "package calc\n\n// Add returns a plus b.\nfunc Add(a, b int) int {\n\treturn a - b\n}\n",
+		"calc.py":       "def add(a, b):\n    return a + b\n",
+		"test_calc.py":  "import unittest\n\nimport calc\n\n\nclass TestAdd(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(calc.add(2, 2), 4)\n",
+		config.RepoFile: "image: " + ref + "\ntest: cat /etc/image-marker && python3 -m unittest -v\n",
+	})
+	checkInImage(t, ref, "inside the python image", review, pr, status)
+	if !strings.Contains(review, "test_add (test_calc.TestAdd") {
+		t.Errorf("the review message lacks unittest's result:\n%s", review)
+	}
+}
+
 // TestMissingImageEndsBeforeTheModel: the image the repository names
 // reaches the session, and when the session cannot use it (session's
 // TestRunImageRefusedBeforeTheModel: before any sandbox or model call;

@@ -499,17 +499,6 @@ func (m *fakeModel) requestModel(n int) string {
 	return name
 }
 
-// request returns the n-th query (from 0) as JSON, "" when there is none.
-func (m *fakeModel) request(n int) string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if n >= len(m.requests) {
-		return ""
-	}
-	b, _ := json.Marshal(m.requests[n])
-	return string(b)
-}
-
 func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/v1/chat/completions" {
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)

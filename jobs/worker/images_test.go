@@ -25,7 +25,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/agentfix/agentfix/rootfs"
-	"github.com/agentfix/agentfix/setupcache"
 )
 
 // imageRegistry is go-containerregistry's registry on 127.0.0.1; it
@@ -294,14 +293,4 @@ func (h *harness) imageWorker(o *Options) {
 		h.t.Fatal(err)
 	}
 	o.Images, o.Sandbox = c, h.sandbox
-}
-
-// setupCaches gives the harness's worker warm setup caches under its data
-// directory.
-func (h *harness) setupCaches(o *Options) {
-	c, err := setupcache.New(setupcache.Options{Dir: filepath.Join(h.data, "setup-caches"), Logger: h.logger()})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	o.SetupCache = c
 }
