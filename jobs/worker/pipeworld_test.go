@@ -58,6 +58,7 @@ func newPipeWorld(t *testing.T, script ...turn) *pipeWorld {
 	t.Helper()
 	p := &pipeWorld{t: t, rdb: newRedis(t), gh: newPipeGitHub(), git: newBareCache(t, hFiles),
 		model: newFakeModel(t, script...), logs: &syncBuffer{}}
+	p.gh.git = p.git
 	p.issue = p.gh.addIssue("Add subtracts", "calc.Add(2, 2) returns 0, want 4.")
 	p.gh.setPermission(hRequester, ghapp.PermissionWrite)
 	cfg := config.Defaults()
@@ -310,6 +311,7 @@ type pipeGitHub struct {
 	permissions map[string]ghapp.Permission
 	noDrafts    bool
 	forgotten   []int64
+	git         *bareCache // the repository whose main DefaultBranchFile reads
 	faults      map[string][]pipeFault
 }
 
@@ -532,9 +534,12 @@ func (g *pipeGitHub) Forget(id int64) {
 	g.forgotten = append(g.forgotten, id)
 }
 
-// DefaultBranchFile: no repository of the world has a configuration file.
-func (g *pipeGitHub) DefaultBranchFile(context.Context, int64, ghapp.Repo, string) ([]byte, bool, error) {
-	return nil, false, nil
+// DefaultBranchFile reads path from main of the world's repository.
+func (g *pipeGitHub) DefaultBranchFile(ctx context.Context, _ int64, _ ghapp.Repo, path string) ([]byte, bool, error) {
+	if g.git == nil {
+		return nil, false, nil
+	}
+	return g.git.file(ctx, "main", path)
 }
 
 // GitHub.
@@ -851,6 +856,49 @@ func (c *bareCache) Push(ctx context.Context, _ string, w *workspace.WorkTree, p
 
 func (c *bareCache) Diff(context.Context, string, string, string, int) (workspace.RangeDiff, error) {
 	return workspace.RangeDiff{}, errors.New("the pipeline world has no rounds")
+}
+
+// commit commits files (path to content, over what branch has) on branch
+// of the bare repository, as a person pushing.
+func (c *bareCache) commit(t *testing.T, branch string, files map[string]string, message string) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	work := filepath.Join(t.TempDir(), "work")
+	if _, err := gitIn(t.Context(), "clone", "--quiet", "--branch", branch, c.bare, work); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range files {
+		p := filepath.Join(work, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"-C", work, "add", "-A"},
+		{"-C", work, "commit", "--quiet", "-m", message},
+		{"-C", work, "push", "--quiet", "origin", branch},
+	} {
+		if _, err := gitIn(t.Context(), args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// file returns path on branch of the bare repository, if it is there
+// (without its trailing white space).
+func (c *bareCache) file(ctx context.Context, branch, path string) ([]byte, bool, error) {
+	if _, err := gitIn(ctx, "--git-dir="+c.bare, "cat-file", "-e", branch+":"+path); err != nil {
+		return nil, false, nil
+	}
+	out, err := gitIn(ctx, "--git-dir="+c.bare, "cat-file", "blob", branch+":"+path)
+	if err != nil {
+		return nil, false, err
+	}
+	return []byte(out), true, nil
 }
 
 // failPushes makes the next n pushes fail.

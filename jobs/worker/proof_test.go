@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentfix/agentfix/config"
+	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/ghapp/ghfake"
 )
 
@@ -68,14 +69,31 @@ func fixAdd() turn {
 	return edit("calc.py", "def add(a, b):\n    return a - b", "def add(a, b):\n    return a + b")
 }
 
-// proofRun labels the issue of a harness whose repository holds files and
-// .github/agent-fix.yml yml, plays the agent's turns then a submit and a
-// confirming submit, and returns the review message and the pull request.
-func proofRun(t *testing.T, files map[string]string, yml string, turns ...turn) (string, ghfake.PR) {
+// proofRun labels the issue of a pipeline world whose repository holds
+// files and .github/agent-fix.yml yml, plays the agent's turns then a
+// submit and a confirming submit, and returns the review message and the
+// pull request.
+func proofRun(t *testing.T, files map[string]string, yml string, turns ...turn) (string, ghapp.PullRequest) {
 	t.Helper()
-	return proofRunIn(t, newHarness(t), files, yml, turns...)
+	p := newPipeWorld(t, append(turns, submit("Fixed add."), submit(""))...)
+	all := map[string]string{config.RepoFile: yml}
+	for path, b := range files {
+		all[path] = b
+	}
+	p.git.commit(t, "main", all, "the repository")
+	w := p.worker()
+	if err := w.handleFix(t.Context(), p.label(w, hRequester)); err != nil {
+		t.Fatalf("the fix job: %v\nlogs:\n%s", err, tail(p.logs.String(), 6000))
+	}
+	msgs := p.model.lastMessages()
+	prs := p.gh.botPRs()
+	if len(prs) != 1 || len(msgs) < 2 {
+		t.Fatalf("pull requests %d, model queries %d; final comments:\n%+v", len(prs), len(msgs), p.gh.commentsWith(p.issue, "agentfix:final"))
+	}
+	return msgs[len(msgs)-1], prs[0]
 }
 
+// proofRunIn is proofRun on the full harness h.
 func proofRunIn(t *testing.T, h *harness, files map[string]string, yml string, turns ...turn) (string, ghfake.PR) {
 	t.Helper()
 	all := map[string]string{config.RepoFile: yml}
@@ -95,8 +113,8 @@ func proofRunIn(t *testing.T, h *harness, files map[string]string, yml string, t
 	return msgs[len(msgs)-1], prs[0]
 }
 
-// TestProofInThePullRequest plays the proof's cases end to end on a
-// pytest repository: the review message and the pull request body of each
+// TestProofInThePullRequest plays the proof's cases through the pipeline
+// world on a pytest repository: the review message and the pull request body of each
 // are kept as golden files.
 func TestProofInThePullRequest(t *testing.T) {
 	t.Parallel()

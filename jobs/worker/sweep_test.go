@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,33 +94,23 @@ func TestSweepEndsArchivedJobs(t *testing.T) {
 // was lost, while a job whose task still waits is left alone.
 func TestSweepEndsLostJobs(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	w, err := New(h.options(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.label(hRequester)
-	notices, err := asynq.NewInspectorFromRedisClient(h.rdb).ListPendingTasks(jobs.QueueInteractive)
-	if err != nil || len(notices) != 1 {
-		t.Fatalf("pending notices = %d, %v; want 1", len(notices), err)
-	}
-	if err := w.Handler().ProcessTask(t.Context(), asynq.NewTask(notices[0].Type, notices[0].Payload)); err != nil {
-		t.Fatalf("the notice: %v", err)
-	}
-	status := h.commentsWith(h.issue, "agentfix:status")
+	p := newPipeWorld(t)
+	w := p.worker()
+	p.label(w, hRequester)
+	status := p.gh.commentsWith(p.issue, "agentfix:status")
 	if len(status) != 1 || !strings.Contains(status[0].Body, "**Queued**") {
 		t.Fatalf("status comments = %+v, want one, queued", status)
 	}
 	if n, err := w.sweepLost(t.Context()); err != nil || n != 0 {
 		t.Fatalf("sweep while the job waits = %d, %v; want 0", n, err)
 	}
-	if err := h.rdb.FlushAll(t.Context()).Err(); err != nil {
+	if err := p.rdb.FlushAll(t.Context()).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := w.sweepLost(t.Context()); err != nil || n != 1 {
 		t.Fatalf("sweep after the data loss = %d, %v; want 1", n, err)
 	}
-	status = h.commentsWith(h.issue, "agentfix:status")
+	status = p.gh.commentsWith(p.issue, "agentfix:status")
 	if len(status) != 1 || !strings.Contains(status[0].Body, "this request was lost") {
 		t.Errorf("status comment after the sweep:\n%+v", status)
 	}
@@ -135,26 +126,27 @@ func TestSweepEndsLostJobs(t *testing.T) {
 // automatic round has none), its run record is marked failed — once.
 func TestSweepEndsArchivedAutomaticRounds(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	w, err := New(h.options(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatal(err)
+	p := newPipeWorld(t)
+	w := p.worker()
+	branch := fmt.Sprintf("agent-fix/issue-%d", p.issue)
+	pr := p.gh.addPR(fmt.Sprintf("Fix #%d: Add subtracts", p.issue), branch, pipeBot)
+	head, ok := p.git.branch("main")
+	if !ok {
+		t.Fatal("no main branch")
 	}
-	pr, branch := h.ciPR()
-	head := h.f.HeadCommit(hRepo, branch).SHA
-	p := jobs.FixChecks{DeliveryID: jobs.CIDeliveryID(head), Installation: hInstall, Repo: jobs.Repo{FullName: hRepo, CloneURL: h.f.CloneURL(hRepo)},
-		Number: pr, Author: jobs.User{Login: h.f.BotLogin(), Type: "Bot"}, Head: head, Round: 1,
-		Requester: jobs.User{Login: h.f.BotLogin(), Type: "Bot"}}
-	if _, err := jobs.NewClient(h.rdb, h.cfg.MaxDuration).EnqueueCI(t.Context(), p); err != nil {
+	bot := jobs.User{Login: pipeBot, Type: "Bot"}
+	fc := jobs.FixChecks{DeliveryID: jobs.CIDeliveryID(head), Installation: hInstall, Repo: p.repo(),
+		Number: pr, Author: bot, Head: head, Round: 1, Requester: bot}
+	if _, err := p.queue.EnqueueCI(t.Context(), fc); err != nil {
 		t.Fatal(err)
 	}
 	taskID := jobs.ReviseTaskID(hRepo, pr)
-	key := store.JobKey(taskID, p.DeliveryID)
-	if err := asynq.NewInspectorFromRedisClient(h.rdb).ArchiveTask(jobs.QueueAgent, taskID); err != nil {
+	key := store.JobKey(taskID, fc.DeliveryID)
+	if err := asynq.NewInspectorFromRedisClient(p.rdb).ArchiveTask(jobs.QueueAgent, taskID); err != nil {
 		t.Fatal(err)
 	}
 	// The attempt that died had its run and its check run on the head.
-	rec, err := h.store.Create(t.Context(), runs.Meta{Kind: jobs.TypeCI, TaskID: taskID, DeliveryID: p.DeliveryID, Repo: hRepo, Number: pr})
+	rec, err := p.runs.Create(t.Context(), runs.Meta{Kind: jobs.TypeCI, TaskID: taskID, DeliveryID: fc.DeliveryID, Repo: hRepo, Number: pr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,12 +154,8 @@ func TestSweepEndsArchivedAutomaticRounds(t *testing.T) {
 	if err := w.store.SetJobRun(t.Context(), key, rec.ID()); err != nil {
 		t.Fatal(err)
 	}
-	gh, err := h.app.Installation(hInstall)
-	if err != nil {
-		t.Fatal(err)
-	}
 	repo, _ := ghapp.ParseRepo(hRepo)
-	cr, err := gh.CreateCheckRun(t.Context(), repo, ghapp.NewCheckRun{Name: CheckRunName, HeadSHA: head, ExternalID: key, Status: "in_progress",
+	cr, err := p.gh.CreateCheckRun(t.Context(), repo, ghapp.NewCheckRun{Name: CheckRunName, HeadSHA: head, ExternalID: key, Status: "in_progress",
 		Title: "Fixing the failing checks", Summary: "working"})
 	if err != nil {
 		t.Fatal(err)
@@ -177,29 +165,36 @@ func TestSweepEndsArchivedAutomaticRounds(t *testing.T) {
 	}
 
 	if n, err := w.Sweep(t.Context()); err != nil || n != 1 {
-		t.Fatalf("the sweep ended %d jobs (%v), want 1", n, err)
+		t.Fatalf("the sweep ended %d jobs (%v), want 1\nlogs:\n%s", n, err, tail(p.logs.String(), 6000))
 	}
-	replies := h.commentsWith(pr, "agentfix:final "+key)
+	replies := p.gh.commentsWith(pr, "agentfix:final "+key)
 	if len(replies) != 1 || !strings.Contains(replies[0].Body, "the worker stopped on every attempt of this round") ||
 		!strings.Contains(replies[0].Body, "Automatic round 1 of at most 2") {
 		t.Fatalf("the round's replies = %+v, want one saying it stopped", replies)
 	}
-	if s := h.commentsWith(pr, "agentfix:status"); len(s) != 0 {
+	if s := p.gh.commentsWith(pr, "agentfix:status"); len(s) != 0 {
 		t.Errorf("the sweep posted a status comment for an automatic round: %+v", s)
 	}
-	for _, c := range h.f.CheckRuns(hRepo) {
-		if c.ID == cr.ID && (c.Status != "completed" || c.Conclusion == "") {
-			t.Errorf("the round's check run = %s/%s, want it completed", c.Status, c.Conclusion)
+	found := false
+	for _, c := range p.gh.allCheckRuns() {
+		if c.ID == cr.ID {
+			found = true
+			if c.Status != "completed" || c.Conclusion == "" {
+				t.Errorf("the round's check run = %s/%s, want it completed", c.Status, c.Conclusion)
+			}
 		}
 	}
-	got, err := h.store.Get(t.Context(), rec.ID())
+	if !found {
+		t.Errorf("the round's check run %d is gone", cr.ID)
+	}
+	got, err := p.runs.Get(t.Context(), rec.ID())
 	if err != nil || got.Meta.Status != string(outcome.Failed) {
 		t.Errorf("run record = %+v, %v; want failed", got.Meta, err)
 	}
 	if n, err := w.Sweep(t.Context()); err != nil || n != 0 {
 		t.Errorf("a second sweep ended %d jobs (%v), want 0", n, err)
 	}
-	if n := len(h.commentsWith(pr, "agentfix:final")); n != 1 {
+	if n := len(p.gh.commentsWith(pr, "agentfix:final")); n != 1 {
 		t.Errorf("replies after a second sweep = %d, want 1", n)
 	}
 }
