@@ -294,8 +294,9 @@ const pipeBot = "agentfix[bot]"
 // is the model). It records what the worker did — comments as their last
 // edit left them, reactions, pull requests, check runs, review requests,
 // forgotten installations — and fails the calls a test chooses
-// (failNext, failAfterEffect). The calls no pipeline-world test makes
-// (team checks, reviews, rounds) are the embedded interface's: nil.
+// (failNext, failAfterEffect). Pull requests, reviews and their threads
+// are in pipeworld_round_test.go. The calls no pipeline-world test makes
+// are the embedded interface's: nil.
 type pipeGitHub struct {
 	GitHub
 
@@ -313,6 +314,9 @@ type pipeGitHub struct {
 	forgotten   []int64
 	git         *bareCache // the repository whose main DefaultBranchFile reads
 	faults      map[string][]pipeFault
+
+	reviews        []pipeReview
+	reviewComments []pipeReviewComment // inline comments and their replies
 }
 
 // pipeComment is a comment on issue or pull request number, as its last
@@ -738,10 +742,21 @@ func (g *pipeGitHub) UpdateCheckRun(_ context.Context, _ ghapp.Repo, id int64, u
 		return ghapp.CheckRun{}, failed
 	}
 	for _, r := range g.checkRuns {
-		if r.ID == id {
-			r.Status, r.Conclusion, r.Title, r.Summary = u.Status, u.Conclusion, u.Title, u.Summary
-			return *r, after
+		if r.ID != id {
+			continue
 		}
+		// As GitHub: empty fields are left as they are; a conclusion
+		// completes the run.
+		if u.Status != "" {
+			r.Status = u.Status
+		}
+		if u.Conclusion != "" {
+			r.Status, r.Conclusion = "completed", u.Conclusion
+		}
+		if u.Title != "" {
+			r.Title, r.Summary = u.Title, u.Summary
+		}
+		return *r, after
 	}
 	return ghapp.CheckRun{}, apiError(http.MethodPatch, fmt.Sprintf("/repos/%s/check-runs/%d", hRepo, id), http.StatusNotFound)
 }
@@ -793,11 +808,17 @@ func newBareCache(t *testing.T, files map[string]string) *bareCache {
 	return c
 }
 
-// gitIn runs git with args, without the host's configuration or hooks.
+// gitIn runs git with args, without the host's configuration or hooks,
+// as Carol.
 func gitIn(ctx context.Context, args ...string) (string, error) {
+	return gitAs(ctx, "Carol", "carol@example.com", args...)
+}
+
+// gitAs is gitIn as the person name with email.
+func gitAs(ctx context.Context, name, email string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.hooksPath=/dev/null"}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=Carol", "GIT_AUTHOR_EMAIL=carol@example.com", "GIT_COMMITTER_NAME=Carol", "GIT_COMMITTER_EMAIL=carol@example.com")
+		"GIT_AUTHOR_NAME="+name, "GIT_AUTHOR_EMAIL="+email, "GIT_COMMITTER_NAME="+name, "GIT_COMMITTER_EMAIL="+email)
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
@@ -854,18 +875,25 @@ func (c *bareCache) Push(ctx context.Context, _ string, w *workspace.WorkTree, p
 	return nil
 }
 
-func (c *bareCache) Diff(context.Context, string, string, string, int) (workspace.RangeDiff, error) {
-	return workspace.RangeDiff{}, errors.New("the pipeline world has no rounds")
-}
-
 // commit commits files (path to content, over what branch has) on branch
 // of the bare repository, as a person pushing.
 func (c *bareCache) commit(t *testing.T, branch string, files map[string]string, message string) {
 	t.Helper()
+	c.commitAs(t, branch, files, message, "Carol", "carol@example.com")
+}
+
+// commitAs is commit by the person name with email; a branch that does
+// not exist yet starts from main. It returns the new commit.
+func (c *bareCache) commitAs(t *testing.T, branch string, files map[string]string, message, name, email string) string {
+	t.Helper()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	work := filepath.Join(t.TempDir(), "work")
-	if _, err := gitIn(t.Context(), "clone", "--quiet", "--branch", branch, c.bare, work); err != nil {
+	from := branch
+	if _, ok := c.branchLocked(t.Context(), branch); !ok {
+		from = "main"
+	}
+	if _, err := gitIn(t.Context(), "clone", "--quiet", "--branch", from, c.bare, work); err != nil {
 		t.Fatal(err)
 	}
 	for name, body := range files {
@@ -880,12 +908,14 @@ func (c *bareCache) commit(t *testing.T, branch string, files map[string]string,
 	for _, args := range [][]string{
 		{"-C", work, "add", "-A"},
 		{"-C", work, "commit", "--quiet", "-m", message},
-		{"-C", work, "push", "--quiet", "origin", branch},
+		{"-C", work, "push", "--quiet", "origin", "HEAD:refs/heads/" + branch},
 	} {
-		if _, err := gitIn(t.Context(), args...); err != nil {
+		if _, err := gitAs(t.Context(), name, email, args...); err != nil {
 			t.Fatal(err)
 		}
 	}
+	sha, _ := c.branchLocked(t.Context(), branch)
+	return sha
 }
 
 // file returns path on branch of the bare repository, if it is there
