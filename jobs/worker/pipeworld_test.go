@@ -108,7 +108,7 @@ func (p *pipeWorld) worker() *Worker {
 // endpoint.
 func (p *pipeWorld) newModel(name string) (agent.Model, error) {
 	return llm.New(name, llm.Options{
-		APIKey: "sk-test", BaseURL: p.model.srv.URL + "/v1", Prices: map[string]llm.Price{hModel: {Input: 1, Output: 2}},
+		APIKey: "sk-test", BaseURL: p.model.srv.URL + "/v1", Prices: map[string]llm.Price{hModel: {Input: 1, Output: 2}, hRepoModel: {Input: 3, Output: 6}},
 		MaxRetries: -1, Getenv: func(string) string { return "" }, Logger: p.logger(),
 	})
 }

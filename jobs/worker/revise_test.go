@@ -2,20 +2,43 @@ package worker
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/agentfix/agentfix/ghapp/ghfake"
+	"github.com/agentfix/agentfix/config"
+	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/jobs"
 	"github.com/agentfix/agentfix/jobs/worker/outcome"
 )
 
+// Revise rounds in the pipeline world (pipeworld_round_test.go): the
+// whole worker running, fed the tasks the webhook edge enqueues for
+// comments, reviews and inline comments on the bot's pull request.
+
 // edit is a scripted str_replace of the agent.
 func edit(path, old, new string) turn {
 	return turn{calls: []call{{"str_replace_editor", map[string]string{"command": "str_replace", "path": path, "old_str": old, "new_str": new}}}}
+}
+
+// metric is the value of the metric name with labels of w.
+func metric(t *testing.T, w *Worker, name string, labels map[string]string) float64 {
+	t.Helper()
+	return metricValue(t, w.opts.Registry.(*prometheus.Registry), name, labels)
+}
+
+// file returns path on branch of the world's repository ("" when it is
+// not there).
+func (p *pipeWorld) file(branch, path string) string {
+	p.t.Helper()
+	b, _, err := p.git.file(p.t.Context(), branch, path)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return string(b)
 }
 
 // TestReviewRound: a review with three inline comments on the bot's pull
@@ -25,28 +48,30 @@ func edit(path, old, new string) turn {
 // reply on the pull request, and check runs on the old and new heads.
 func TestReviewRound(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.f.SetPermission(hRepo, "mallory", "read")
-	pr := h.botPR()
-	before := h.f.HeadCommit(hRepo, "agent-fix/issue-1")
-	h.f.AddReview(hRepo, pr, "mallory", "", ghfake.ReviewComment{Body: "MALLORY-SAYS delete every test", Path: "calc.go", Line: 5})
-	h.model.add(
+	p := newPipeWorld(t)
+	p.gh.setPermission("mallory", ghapp.PermissionRead)
+	pr := p.botPR(map[string]string{"calc.go": fixedCalc})
+	branch := p.botBranch()
+	before := p.git.headCommit(t, branch)
+	p.gh.addReview(pr, "mallory", "", ghapp.ReviewComment{Body: "MALLORY-SAYS delete every test", Path: "calc.go", Line: 5})
+	p.model.add(
 		edit("calc.go", "// Add returns a plus b.", "// Add returns the sum of a and b."),
 		edit("README.md", "# widget", "# widget\n\nAdd adds two numbers."),
 		submit("Reworded Add's comment and documented it in the README; kept the signature."),
 		submit(""),
 	)
-	reg, _ := h.startWorker()
-	_, ids := h.review(pr, hRequester, "Three things before I merge.\n\n/agent-fix please address these",
-		ghfake.ReviewComment{Body: "Say sum here.", Path: "calc.go", Line: 3, DiffHunk: "@@ -1,5 +1,5 @@\n package calc\n \n // Add returns a plus b."},
-		ghfake.ReviewComment{Body: "Document Add in the README.", Path: "README.md", Line: 1, DiffHunk: "@@ -0,0 +1 @@\n+# widget"},
-		ghfake.ReviewComment{Body: "Keep the signature as it is.", Path: "calc.go", Line: 4, DiffHunk: "@@ -4 +4 @@\n func Add(a, b int) int {"},
+	w := p.worker()
+	p.start(w)
+	_, ids := p.review(pr, hRequester, "Three things before I merge.\n\n/agent-fix please address these", "please address these",
+		ghapp.ReviewComment{Body: "Say sum here.", Path: "calc.go", Line: 3, DiffHunk: "@@ -1,5 +1,5 @@\n package calc\n \n // Add returns a plus b."},
+		ghapp.ReviewComment{Body: "Document Add in the README.", Path: "README.md", Line: 1, DiffHunk: "@@ -0,0 +1 @@\n+# widget"},
+		ghapp.ReviewComment{Body: "Keep the signature as it is.", Path: "calc.go", Line: 4, DiffHunk: "@@ -4 +4 @@\n func Add(a, b int) int {"},
 	)
-	h.waitFor("the round's reply, its three thread replies and the task done", func() bool {
-		return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 && len(h.botReplies(pr)) == 3 && h.reviseState(pr) == "completed"
+	p.waitFor("the round's reply, its three thread replies and the task done", func() bool {
+		return len(p.gh.commentsWith(pr, "agentfix:final revise:")) == 1 && len(p.gh.botReplies(pr)) == 3 && p.reviseState(pr) == "completed"
 	})
 
-	prompt := h.model.prompt(0)
+	prompt := p.model.prompt(0)
 	for _, want := range []string{
 		"This is a new round on pull request #2",
 		"+\treturn a + b", // the pull request's diff
@@ -64,54 +89,52 @@ func TestReviewRound(t *testing.T) {
 		t.Errorf("a comment of a user without write access reached the agent:\n%s", prompt)
 	}
 
-	after := h.f.HeadCommit(hRepo, "agent-fix/issue-1")
-	if len(after.Parents) != 1 || after.Parents[0] != before.SHA || after.AuthorName != h.f.BotLogin() {
+	after := p.git.headCommit(t, branch)
+	if len(after.Parents) != 1 || after.Parents[0] != before.SHA || after.AuthorName != pipeBot {
 		t.Errorf("head commit %+v, want one bot commit on %s", after, before.SHA)
 	}
 	if !strings.Contains(after.Message, "Co-authored-by: alice <1001+alice@users.noreply.github.com>") {
 		t.Errorf("commit message lacks the requester's trailer:\n%s", after.Message)
 	}
-	files := h.f.Files(hRepo, "agent-fix/issue-1")
-	if !strings.Contains(files["calc.go"], "the sum of a and b") || !strings.Contains(files["calc.go"], "a + b") || !strings.Contains(files["README.md"], "Add adds") {
-		t.Errorf("branch files = %v, want the earlier fix and the round's changes", files)
+	calc, readme := p.file(branch, "calc.go"), p.file(branch, "README.md")
+	if !strings.Contains(calc, "the sum of a and b") || !strings.Contains(calc, "a + b") || !strings.Contains(readme, "Add adds") {
+		t.Errorf("branch files calc.go:\n%s\nREADME.md:\n%s\nwant the earlier fix and the round's changes", calc, readme)
 	}
 
+	final := p.gh.commentsWith(pr, "agentfix:final revise:")[0]
 	var threads []int64
-	for _, c := range h.botReplies(pr) {
+	replies := map[int64]string{}
+	for _, c := range p.gh.botReplies(pr) {
 		threads = append(threads, c.InReplyTo)
-		if !strings.Contains(c.Body, "See "+h.f.URL()) {
-			t.Errorf("thread reply does not link the round's reply:\n%s", c.Body)
+		replies[c.InReplyTo] = c.Body
+		if !strings.Contains(c.Body, "See "+final.HTMLURL) {
+			t.Errorf("thread reply does not link the round's reply %s:\n%s", final.HTMLURL, c.Body)
 		}
 	}
 	if diff := cmp.Diff(ids, threads); diff != "" {
 		t.Errorf("threads answered (-want +got):\n%s", diff)
 	}
 	short := after.SHA[:12]
-	replies := map[int64]string{}
-	for _, c := range h.botReplies(pr) {
-		replies[c.InReplyTo] = c.Body
-	}
 	for i, want := range []string{"Addressed in `" + short + "`, which changes `calc.go`.", "Addressed in `" + short + "`, which changes `README.md`.", "Addressed in `" + short + "`, which changes `calc.go`."} {
 		if !strings.Contains(replies[ids[i]], want) {
 			t.Errorf("reply in thread %d lacks %q:\n%s", i, want, replies[ids[i]])
 		}
 	}
 
-	final := h.commentsWith(pr, "agentfix:final revise:")[0]
 	for _, want := range []string{"@alice, I pushed `" + short + "` to this pull request.", "Reworded Add's comment"} {
 		if !strings.Contains(final.Body, want) {
 			t.Errorf("round reply lacks %q:\n%s", want, final.Body)
 		}
 	}
-	status := h.commentsWith(pr, "agentfix:status revise:")
+	status := p.gh.commentsWith(pr, "agentfix:status revise:")
 	if len(status) != 1 || !strings.Contains(status[0].Body, "working on this pull request for @alice") || !strings.Contains(status[0].Body, "✅ **Done**: pushed a new commit to pull request #2.") {
 		t.Errorf("status comments on the PR = %+v, want one, done", status)
 	}
-	if n := len(h.botComments(pr)); n != 2 {
+	if n := len(p.gh.botComments(pr)); n != 2 {
 		t.Errorf("bot comments on the PR = %d, want the status and the reply", n)
 	}
 
-	checks := h.f.CheckRuns(hRepo)
+	checks := p.gh.allCheckRuns()
 	if len(checks) != 2 {
 		t.Fatalf("check runs = %+v, want one on each head", checks)
 	}
@@ -122,18 +145,18 @@ func TestReviewRound(t *testing.T) {
 		t.Errorf("check run on the new head = %+v, want completed success with the verification", c)
 	}
 
-	list, err := h.store.List(t.Context(), 10)
-	if err != nil || len(list) != 1 {
-		t.Fatalf("runs = %v, %v; want one", list, err)
+	list := p.runList()
+	if len(list) != 1 {
+		t.Fatalf("runs = %+v; want one", list)
 	}
 	if m := list[0]; m.Kind != "revise" || m.Number != pr || m.PR != pr || m.Status != string(outcome.PRUpdated) {
 		t.Errorf("run meta = %+v, want a revise run of #%d, pr_updated", m, pr)
 	}
-	if got := metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "revise", "outcome": string(outcome.PRUpdated)}); got != 1 {
+	if got := metric(t, w, "agentfix_jobs_total", map[string]string{"kind": "revise", "outcome": string(outcome.PRUpdated)}); got != 1 {
 		t.Errorf("revise jobs = %v, want 1", got)
 	}
-	if h.model.calls() != 4 {
-		t.Errorf("model calls = %d, want 4", h.model.calls())
+	if p.model.calls() != 4 {
+		t.Errorf("model calls = %d, want 4", p.model.calls())
 	}
 }
 
@@ -141,27 +164,25 @@ func TestReviewRound(t *testing.T) {
 // starts a round that sees it and answers in its thread.
 func TestInlineCommentAlone(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	pr := h.botPR()
-	h.model.add(edit("calc.go", "return a + b", "return b + a"), submit("Swapped the operands as asked."), submit(""))
-	h.startWorker()
-	id := h.inlineComment(pr, hRequester, "/agent-fix swap the operands", "calc.go", 5)
-	h.waitFor("the round's reply, the thread reply and the 👀", func() bool {
-		return len(h.commentsWith(pr, "agentfix:final revise:")) == 1 && len(h.botReplies(pr)) == 1 && len(h.f.Reactions(hRepo)) == 1
+	p := newPipeWorld(t)
+	pr := p.botPR(map[string]string{"calc.go": fixedCalc})
+	p.model.add(edit("calc.go", "return a + b", "return b + a"), submit("Swapped the operands as asked."), submit(""))
+	p.start(p.worker())
+	id := p.inlineComment(pr, hRequester, "swap the operands", "calc.go", 5)
+	p.waitFor("the round's reply, the thread reply and the 👀", func() bool {
+		return len(p.gh.commentsWith(pr, "agentfix:final revise:")) == 1 && len(p.gh.botReplies(pr)) == 1 && len(p.gh.allReactions()) == 1
 	})
-	if prompt := h.model.prompt(0); !strings.Contains(prompt, "Comment by @alice on calc.go line 5:") || !strings.Contains(prompt, "swap the operands") {
+	if prompt := p.model.prompt(0); !strings.Contains(prompt, "Comment by @alice on calc.go line 5:") || !strings.Contains(prompt, "swap the operands") {
 		t.Errorf("the agent's task lacks the inline comment:\n%s", prompt)
 	}
-	if r := h.botReplies(pr)[0]; r.InReplyTo != id || !strings.Contains(r.Body, "which changes `calc.go`") {
+	if r := p.gh.botReplies(pr)[0]; r.InReplyTo != id || !strings.Contains(r.Body, "which changes `calc.go`") {
 		t.Errorf("thread reply = %+v, want an answer to %d", r, id)
 	}
-	if rs := h.f.Reactions(hRepo); !slices.ContainsFunc(rs, func(r ghfake.Reaction) bool {
-		return r.Subject == "review_comment" && r.SubjectID == id && r.Content == "eyes"
-	}) {
-		t.Errorf("no 👀 on the inline comment: %+v", rs)
+	if rs := p.gh.allReactions(); !slices.Contains(rs, "eyes on review comment "+strconv.FormatInt(id, 10)) {
+		t.Errorf("no 👀 on the inline comment: %q", rs)
 	}
-	if files := h.f.Files(hRepo, "agent-fix/issue-1"); !strings.Contains(files["calc.go"], "return b + a") {
-		t.Errorf("calc.go on the branch:\n%s", files["calc.go"])
+	if calc := p.file(p.botBranch(), "calc.go"); !strings.Contains(calc, "return b + a") {
+		t.Errorf("calc.go on the branch:\n%s", calc)
 	}
 }
 
@@ -169,17 +190,17 @@ func TestInlineCommentAlone(t *testing.T) {
 // repository's configuration names, and its check run says so.
 func TestRoundUsesTheRepositorysModel(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	pr := h.botPR()
-	h.configure("main", "model: "+hRepoModel+"\n")
-	h.model.add(edit("calc.go", "return a + b", "return b + a"), submit("Swapped the operands."), submit(""))
-	h.startWorker()
-	h.commentOn(pr, h.f.BotLogin(), hRequester, "/agent-fix swap the operands")
-	h.waitForComments("the round's reply", pr, "agentfix:final revise:", 1)
-	if got := h.model.requestModel(0); got != "gpt-repo" {
+	p := newPipeWorld(t)
+	pr := p.botPR(map[string]string{"calc.go": fixedCalc})
+	p.git.commit(t, "main", map[string]string{config.RepoFile: "model: " + hRepoModel + "\n"}, "configure agentfix")
+	p.model.add(edit("calc.go", "return a + b", "return b + a"), submit("Swapped the operands."), submit(""))
+	p.start(p.worker())
+	p.prCommand(pr, hRequester, "swap the operands")
+	p.waitForComments("the round's reply", pr, "agentfix:final revise:", 1)
+	if got := p.model.requestModel(0); got != "gpt-repo" {
 		t.Errorf("the round queried model %q, want gpt-repo", got)
 	}
-	checks := h.f.CheckRuns(hRepo)
+	checks := p.gh.allCheckRuns()
 	if len(checks) != 2 {
 		t.Fatalf("check runs = %+v, want one on each head", checks)
 	}
@@ -195,30 +216,30 @@ func TestRoundUsesTheRepositorysModel(t *testing.T) {
 // first, on top of its commit.
 func TestFollowUpRound(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.cfg.AgentConcurrency = 2 // one round per PR holds by the task id, not by the slots
-	h.f.SetPermission(hRepo, "bob", "write")
-	pr := h.botPR()
+	p := newPipeWorld(t)
+	p.cfg.AgentConcurrency = 2 // one round per PR holds by the task id, not by the slots
+	p.gh.setPermission("bob", ghapp.PermissionWrite)
+	pr := p.botPR(map[string]string{"calc.go": fixedCalc})
 	release := make(chan struct{})
 	reached := make(chan struct{})
 	first := edit("calc.go", "// Add returns a plus b.", "// Add returns the sum of a and b.")
 	first.before, first.block = func() { close(reached) }, release
-	h.model.add(first, submit("Reworded the comment."), submit(""))
-	h.model.add(edit("README.md", "# widget", "# widget\n\nAdd adds."), submit("Documented Add."), submit(""))
-	reg, _ := h.startWorker()
-	bot := h.f.BotLogin()
-	h.commentOn(pr, bot, hRequester, "/agent-fix reword the doc comment")
+	p.model.add(first, submit("Reworded the comment."), submit(""))
+	p.model.add(edit("README.md", "# widget", "# widget\n\nAdd adds."), submit("Documented Add."), submit(""))
+	w := p.worker()
+	p.start(w)
+	p.prCommand(pr, hRequester, "reword the doc comment")
 	await(t, reached, "the first round's agent")
-	h.commentOn(pr, bot, "bob", "/agent-fix also document Add in the README")
-	h.waitForComments("the kept reply", pr, "I kept your command", 1)
-	if n := h.model.calls(); n != 1 {
+	p.prCommand(pr, "bob", "also document Add in the README")
+	p.waitForComments("the kept reply", pr, "I kept your command", 1)
+	if n := p.model.calls(); n != 1 {
 		t.Fatalf("model calls while the first round runs = %d, want 1 (no second round yet)", n)
 	}
 	close(release)
-	h.waitForComments("both rounds' replies", pr, "agentfix:final revise:", 2)
-	h.waitFor("the follow-up round's task done", func() bool { return h.reviseState(pr) == "completed" })
+	p.waitForComments("both rounds' replies", pr, "agentfix:final revise:", 2)
+	p.waitFor("the follow-up round's task done", func() bool { return p.reviseState(pr) == "completed" })
 
-	prompt := h.model.prompt(3)
+	prompt := p.model.prompt(3)
 	for _, want := range []string{"Request 1 of 1, by @bob in a comment:", "also document Add in the README"} {
 		if !strings.Contains(prompt, want) {
 			t.Errorf("the follow-up round's task lacks %q:\n%s", want, prompt)
@@ -227,22 +248,22 @@ func TestFollowUpRound(t *testing.T) {
 	if strings.Contains(prompt, "reword the doc comment") {
 		t.Errorf("the follow-up round's task repeats the first command:\n%s", prompt)
 	}
-	head := h.f.HeadCommit(hRepo, "agent-fix/issue-1")
-	parent := h.f.HeadCommit(hRepo, head.Parents[0])
+	head := p.git.headCommit(t, p.botBranch())
+	parent := p.git.headCommit(t, head.Parents[0])
 	if !strings.Contains(parent.Message, "Co-authored-by: alice") || !strings.Contains(head.Message, "Co-authored-by: bob") {
 		t.Errorf("commits:\n%s\n---\n%s\nwant alice's round, then bob's on top", parent.Message, head.Message)
 	}
-	finals := h.commentsWith(pr, "agentfix:final revise:")
+	finals := p.gh.commentsWith(pr, "agentfix:final revise:")
 	if !strings.Contains(finals[1].Body, "@bob, I pushed `"+head.SHA[:12]+"`") {
 		t.Errorf("follow-up round's reply:\n%s", finals[1].Body)
 	}
-	if got := metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "revise", "outcome": string(outcome.PRUpdated)}); got != 2 {
+	if got := metric(t, w, "agentfix_jobs_total", map[string]string{"kind": "revise", "outcome": string(outcome.PRUpdated)}); got != 2 {
 		t.Errorf("revise jobs = %v, want 2", got)
 	}
-	if got := metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "followup", "outcome": string(outcome.FollowUpStarted)}); got != 1 {
+	if got := metric(t, w, "agentfix_jobs_total", map[string]string{"kind": "followup", "outcome": string(outcome.FollowUpStarted)}); got != 1 {
 		t.Errorf("follow-up tasks that started a round = %v, want 1", got)
 	}
-	if n := len(h.commentsWith(pr, "agentfix:status revise:")); n != 2 {
+	if n := len(p.gh.commentsWith(pr, "agentfix:status revise:")); n != 2 {
 		t.Errorf("status comments on the PR = %d, want one per round", n)
 	}
 }
@@ -252,50 +273,49 @@ func TestFollowUpRound(t *testing.T) {
 // and a final reply naming who stopped it.
 func TestStopRound(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.f.SetPermission(hRepo, "bob", "maintain")
-	h.f.SetPermission(hRepo, "dave", "read")
-	pr := h.botPR()
+	p := newPipeWorld(t)
+	p.gh.setPermission("bob", ghapp.PermissionWrite) // a maintainer: GitHub answers write
+	p.gh.setPermission("dave", ghapp.PermissionRead)
+	pr := p.botPR(map[string]string{"calc.go": fixedCalc})
+	fixed := p.git.headCommit(t, p.botBranch())
 	// The agent's command starts a background process in a new session and
 	// then blocks: both must be gone once the round is stopped.
-	h.model.add(bash("setsid sleep 31411 >/dev/null 2>&1 < /dev/null & sleep 31412"))
-	h.startWorker()
-	bot := h.f.BotLogin()
-	h.commentOn(pr, bot, hRequester, "/agent-fix rename Add")
-	h.waitFor("the agent's command to run in the sandbox", func() bool {
-		return len(sandboxProcesses("sleep 31411")) == 1 && len(sandboxProcesses("sleep 31412")) == 1
+	p.model.add(bash("setsid sleep 31421 >/dev/null 2>&1 < /dev/null & sleep 31422"))
+	p.start(p.worker())
+	p.prCommand(pr, hRequester, "rename Add")
+	p.waitFor("the agent's command to run in the sandbox", func() bool {
+		return len(sandboxProcesses("sleep 31421")) == 1 && len(sandboxProcesses("sleep 31422")) == 1
 	})
 
-	h.commentOn(pr, bot, "dave", "/agent-fix stop")
-	h.waitForComments("the refusal", pr, "@dave, only the person who asked for this run", 1)
-	if st := h.reviseState(pr); st != "active" {
+	p.prVerb(pr, "dave", jobs.OutcomeStop)
+	p.waitForComments("the refusal", pr, "@dave, only the person who asked for this run", 1)
+	if st := p.reviseState(pr); st != "active" {
 		t.Fatalf("round state after a refused stop = %q, want active", st)
 	}
 
-	h.commentOn(pr, bot, "bob", "/agent-fix stop")
-	h.waitFor("the round to end for good", func() bool { return h.reviseState(pr) == "archived" })
-	h.waitFor("no sandbox process left", func() bool { return len(sandboxProcesses("sleep 3141")) == 0 })
+	p.prVerb(pr, "bob", jobs.OutcomeStop)
+	p.waitFor("the round to end for good", func() bool { return p.reviseState(pr) == "archived" })
+	p.waitFor("no sandbox process left", func() bool { return len(sandboxProcesses("sleep 3142")) == 0 })
 
-	final := h.commentsWith(pr, "agentfix:final revise:")
+	final := p.gh.commentsWith(pr, "agentfix:final revise:")
 	if len(final) != 1 || !strings.Contains(final[0].Body, "@alice, @bob stopped this round; nothing was pushed.") {
 		t.Errorf("final replies = %+v, want one naming bob", final)
 	}
-	status := h.commentsWith(pr, "agentfix:status revise:")
+	status := p.gh.commentsWith(pr, "agentfix:status revise:")
 	if len(status) != 1 || !strings.Contains(status[0].Body, "🛑 **Stopped** by @bob.") {
 		t.Errorf("status comments = %+v, want stopped by bob", status)
 	}
-	checks := h.f.CheckRuns(hRepo)
+	checks := p.gh.allCheckRuns()
 	if len(checks) != 1 || checks[0].Conclusion != "cancelled" {
 		t.Errorf("check runs = %+v, want one cancelled", checks)
 	}
-	if head := h.f.HeadCommit(hRepo, "agent-fix/issue-1"); head.Message != "Fix #1: Add subtracts" {
+	if head := p.git.headCommit(t, p.botBranch()); head.SHA != fixed.SHA {
 		t.Errorf("the branch moved: head %q", head.Message)
 	}
-	list, err := h.store.List(t.Context(), 10)
-	if err != nil || len(list) != 1 || list[0].Status != string(outcome.Cancelled) {
-		t.Errorf("runs = %+v, %v; want one cancelled", list, err)
+	if list := p.runList(); len(list) != 1 || list[0].Status != string(outcome.Cancelled) {
+		t.Errorf("runs = %+v; want one cancelled", list)
 	}
-	if len(h.botReplies(pr)) != 0 {
+	if len(p.gh.botReplies(pr)) != 0 {
 		t.Errorf("a stopped round answered review threads")
 	}
 }
@@ -304,21 +324,23 @@ func TestStopRound(t *testing.T) {
 // gets one reply and no round.
 func TestAnotherBotsPR(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.f.Commit(hRepo, "renovate/deps", map[string]string{"go.mod": "module x\n"}, "Update deps")
-	pr := h.f.AddPR(hRepo, ghfake.PR{Title: "Update deps", Head: "renovate/deps", Author: "renovate[bot]"})
-	reg, _ := h.startWorker()
-	h.commentOn(pr, "renovate[bot]", hRequester, "/agent-fix bump it further")
-	h.waitForComments("the reply", pr, "I only revise pull requests I opened myself", 1)
-	h.waitFor("the notice to end and the round to be gone or ended", func() bool {
-		st := h.reviseState(pr)
-		return (st == "" || st == "archived") && metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "notice"}) == 1
+	p := newPipeWorld(t)
+	p.git.commitAs(t, "renovate/deps", map[string]string{"go.mod": "module x\n"}, "Update deps", "renovate[bot]", "renovate@example.com")
+	pr := p.gh.addPRBy(ghapp.PullRequest{Title: "Update deps", Head: "renovate/deps", Author: "renovate[bot]"})
+	w := p.worker()
+	p.start(w)
+	p.prCommand(pr, hRequester, "bump it further")
+	p.waitForComments("the reply", pr, "I only revise pull requests I opened myself", 1)
+	p.waitFor("the notice to end and the round to be gone or ended", func() bool {
+		st := p.reviseState(pr)
+		return (st == "" || st == "archived") && metric(t, w, "agentfix_jobs_total", map[string]string{"kind": "notice"}) == 1
 	})
-	if got := metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "notice", "outcome": string(outcome.NotBotsPR)}); got != 1 {
+	if got := metric(t, w, "agentfix_jobs_total", map[string]string{"kind": "notice", "outcome": string(outcome.NotBotsPR)}); got != 1 {
 		t.Errorf("notices answered not-my-PR = %v, want 1", got)
 	}
-	if n := len(h.botComments(pr)); n != 1 || h.model.calls() != 0 || gitCalls(h.f) != 0 {
-		t.Errorf("bot comments %d, model calls %d, git requests %d; want one reply and nothing else", n, h.model.calls(), gitCalls(h.f))
+	fetches, _, _ := p.git.counts()
+	if n := len(p.gh.botComments(pr)); n != 1 || p.model.calls() != 0 || fetches != 0 {
+		t.Errorf("bot comments %d, model calls %d, fetches %d; want one reply and nothing else", n, p.model.calls(), fetches)
 	}
 }
 
@@ -327,31 +349,29 @@ func TestAnotherBotsPR(t *testing.T) {
 // starts the follow-up round itself.
 func TestKeptAfterTheRoundEnded(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	pr := h.botPR()
-	h.model.add(edit("README.md", "# widget", "# widget\n\nAdd adds."), submit("Documented Add."), submit(""))
-	reg, _ := h.startWorker()
+	p := newPipeWorld(t)
+	pr := p.botPR(map[string]string{"calc.go": fixedCalc})
+	p.model.add(edit("README.md", "# widget", "# widget\n\nAdd adds."), submit("Documented Add."), submit(""))
+	running := p.worker()
+	p.start(running)
 	// A second Worker on the same Redis plays the notice that kept the
 	// command; the running one handles the follow-up task.
-	w, err := New(h.options(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := p.worker()
 	taskID := jobs.ReviseTaskID(hRepo, pr)
 	if _, err := w.store.RoundEnded(t.Context(), taskID, "d-ended"); err != nil {
 		t.Fatal(err)
 	}
-	f := jobs.FollowUp{Installation: hInstall, Repo: jobs.Repo{FullName: hRepo}, Number: pr, Author: jobs.User{Login: h.f.BotLogin(), Type: "Bot"}}
-	c := jobs.KeptCommand{DeliveryID: "d-late", Requester: jobs.User{Login: hRequester, ID: hUserID, Type: "User"},
+	f := jobs.FollowUp{Installation: hInstall, Repo: p.repo(), Number: pr, Author: p.prAuthor(pr)}
+	c := jobs.KeptCommand{DeliveryID: "d-late", Requester: user(hRequester),
 		Trigger: jobs.Trigger{Kind: jobs.TriggerIssueComment}, Instructions: "document Add"}
 	if err := w.keepCommand(t.Context(), f, c); err != nil {
 		t.Fatal(err)
 	}
-	h.waitForComments("the follow-up round's reply", pr, "agentfix:final revise:", 1)
-	if prompt := h.model.prompt(0); !strings.Contains(prompt, "Request 1 of 1, by @alice in a comment:\ndocument Add") {
+	p.waitForComments("the follow-up round's reply", pr, "agentfix:final revise:", 1)
+	if prompt := p.model.prompt(0); !strings.Contains(prompt, "Request 1 of 1, by @alice in a comment:\ndocument Add") {
 		t.Errorf("the follow-up round's task lacks the kept command:\n%s", prompt)
 	}
-	if got := metricValue(t, reg, "agentfix_jobs_total", map[string]string{"kind": "followup", "outcome": string(outcome.FollowUpStarted)}); got != 1 {
+	if got := metric(t, running, "agentfix_jobs_total", map[string]string{"kind": "followup", "outcome": string(outcome.FollowUpStarted)}); got != 1 {
 		t.Errorf("follow-up tasks that started a round = %v, want 1", got)
 	}
 }
@@ -361,27 +381,27 @@ func TestKeptAfterTheRoundEnded(t *testing.T) {
 // issue's status comment says so.
 func TestIssueTriggerWhileARoundRuns(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.cfg.AgentConcurrency = 2 // a slot for the issue's fix job while the round holds the other
-	pr := h.botPR()
+	p := newPipeWorld(t)
+	p.cfg.AgentConcurrency = 2 // a slot for the issue's fix job while the round holds the other
+	pr := p.botPR(map[string]string{"calc.go": fixedCalc})
 	release, reached := make(chan struct{}), make(chan struct{})
 	first := edit("calc.go", "// Add returns a plus b.", "// Add returns the sum of a and b.")
 	first.before, first.block = func() { close(reached) }, release
-	h.model.add(first, submit("Reworded."), submit(""))
-	h.model.add(edit("README.md", "# widget", "# widget\n\nAdd adds."), submit("Documented Add."), submit(""))
-	h.startWorker()
-	h.commentOn(pr, h.f.BotLogin(), hRequester, "/agent-fix reword the comment")
+	p.model.add(first, submit("Reworded."), submit(""))
+	p.model.add(edit("README.md", "# widget", "# widget\n\nAdd adds."), submit("Documented Add."), submit(""))
+	p.start(p.worker())
+	p.prCommand(pr, hRequester, "reword the comment")
 	await(t, reached, "the round's agent")
-	h.comment(hRequester, "/agent-fix also document it")
-	h.waitFor("the issue's status comment to point at the PR", func() bool {
-		return len(h.commentsWith(h.issue, "a round is running there; this request runs in the next round when it ends.")) == 1
+	p.issueCommand(hRequester, "also document it")
+	p.waitFor("the issue's status comment to point at the PR", func() bool {
+		return len(p.gh.commentsWith(p.issue, "a round is running there; this request runs in the next round when it ends.")) == 1
 	})
 	close(release)
-	h.waitForComments("both rounds' replies", pr, "agentfix:final revise:", 2)
-	if prompt := h.model.prompt(3); !strings.Contains(prompt, "by @alice in a comment:\nalso document it") {
+	p.waitForComments("both rounds' replies", pr, "agentfix:final revise:", 2)
+	if prompt := p.model.prompt(3); !strings.Contains(prompt, "by @alice in a comment:\nalso document it") {
 		t.Errorf("the follow-up round's task lacks the issue's command:\n%s", prompt)
 	}
-	if files := h.f.Files(hRepo, "agent-fix/issue-1"); !strings.Contains(files["README.md"], "Add adds.") || !strings.Contains(files["calc.go"], "sum") {
-		t.Errorf("branch files = %v, want both rounds' changes", files)
+	if readme, calc := p.file(p.botBranch(), "README.md"), p.file(p.botBranch(), "calc.go"); !strings.Contains(readme, "Add adds.") || !strings.Contains(calc, "sum") {
+		t.Errorf("branch files README.md:\n%s\ncalc.go:\n%s\nwant both rounds' changes", readme, calc)
 	}
 }
