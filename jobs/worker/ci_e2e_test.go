@@ -3,6 +3,7 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,13 +13,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hibiken/asynq"
 
+	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/ghapp/ghfake"
 	"github.com/agentfix/agentfix/jobs"
 )
 
-// End to end, automatic rounds: the webhook edge, the worker, the fake
-// GitHub with its check suites, Actions jobs and logs, a scripted model
-// and the real sandbox.
+// Automatic rounds as a whole: on the pipeline world (its checks in
+// pipeworld_ci_test.go), and one end to end — the webhook edge, the
+// worker, the fake GitHub with its check suites, Actions jobs and logs, a
+// scripted model and the real sandbox.
 
 // wrongCalc is calc.go as the bot's first, wrong, fix left it.
 var wrongCalc = strings.Replace(hFiles["calc.go"], "a - b", "a * b", 1)
@@ -26,19 +29,13 @@ var wrongCalc = strings.Replace(hFiles["calc.go"], "a - b", "a * b", 1)
 // testLog is what the failing test step of the PR's CI job printed.
 const testLog = "=== RUN   TestAdd\n--- FAIL: TestAdd (0.00s)\n    calc_test.go:9: Add(2, 2) = 4, Add(2, 3) = 6, want 5\nFAIL\nFAIL\texample.com/calc\t0.002s"
 
-// botCommit commits files onto branch as the App's bot, as its pushes
-// look.
-func (h *harness) botCommit(branch string, files map[string]string, message string) string {
-	h.t.Helper()
-	return h.f.CommitAs(hRepo, branch, files, message, h.f.BotLogin(), strings.ToLower(h.f.BotLogin())+"@users.noreply.github.com")
-}
-
 // ciPR opens the bot's pull request for the harness issue with its
 // wrong fix, committed as the bot, and returns its number and branch.
 func (h *harness) ciPR() (int, string) {
 	h.t.Helper()
 	branch := fmt.Sprintf("agent-fix/issue-%d", h.issue)
-	h.botCommit(branch, map[string]string{"calc.go": wrongCalc}, fmt.Sprintf("Fix #%d: Add subtracts", h.issue))
+	h.f.CommitAs(hRepo, branch, map[string]string{"calc.go": wrongCalc}, fmt.Sprintf("Fix #%d: Add subtracts", h.issue),
+		h.f.BotLogin(), strings.ToLower(h.f.BotLogin())+"@users.noreply.github.com")
 	pr := h.f.AddPR(hRepo, ghfake.PR{
 		Title: fmt.Sprintf("Fix #%d: Add subtracts", h.issue), Head: branch, Author: h.f.BotLogin(),
 		Body: fmt.Sprintf("Fixes #%d\n\n## Summary\n\nFixed Add.", h.issue),
@@ -46,10 +43,10 @@ func (h *harness) ciPR() (int, string) {
 	return pr, branch
 }
 
-// failingJob adds the failing GitHub Actions test job of commit sha (log
-// status 0: its log is served) and returns its id.
-func (h *harness) failingJob(sha string, logStatus int) int64 {
-	return h.f.AddJob(hRepo, ghfake.Job{HeadSHA: sha, Workflow: "CI", Name: "test", Conclusion: "failure", LogStatus: logStatus,
+// failingJob adds the failing GitHub Actions test job of commit sha, its
+// log served, and returns its id.
+func (h *harness) failingJob(sha string) int64 {
+	return h.f.AddJob(hRepo, ghfake.Job{HeadSHA: sha, Workflow: "CI", Name: "test", Conclusion: "failure",
 		Steps: []ghfake.Step{{Name: "actions/checkout@v4", Log: "Syncing repository: octo/widget"}, {Name: "go test ./...", Conclusion: "failure", Log: testLog}}})
 }
 
@@ -125,10 +122,15 @@ func (m *fakeModel) instancePrompt(i int) string {
 	return ""
 }
 
-// normalize makes a text of a test stable: the fake's address, commit
-// ids, run ids, the numbers of runs and jobs, a run's duration.
+// normalize makes a text of a test stable: the fake's address as the
+// pipeline world's, and what normalizeText makes stable.
 func (h *harness) normalize(s string) string {
-	s = strings.ReplaceAll(s, h.f.URL(), "https://github.example")
+	return normalizeText(strings.ReplaceAll(s, h.f.URL(), "https://github.example"))
+}
+
+// normalizeText makes a text of a test stable: commit ids, run ids, the
+// numbers of runs and jobs, a run's duration.
+func normalizeText(s string) string {
 	for _, r := range []struct{ re, to string }{
 		{`\b[0-9a-f]{40}\b`, "<sha>"},
 		{"`[0-9a-f]{12}`", "`<short sha>`"},
@@ -146,19 +148,25 @@ func (h *harness) normalize(s string) string {
 // rewrites it).
 func (h *harness) golden(name, text string) {
 	h.t.Helper()
-	got := h.normalize(text)
+	goldenFile(h.t, name, h.normalize(text))
+}
+
+// goldenFile compares got with testdata/name.golden (-update rewrites
+// it).
+func goldenFile(t *testing.T, name, got string) {
+	t.Helper()
 	path := filepath.Join("testdata", name+".golden")
 	if *updateGolden { // proof_test.go's -update
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			h.t.Fatal(err)
+			t.Fatal(err)
 		}
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		h.t.Fatalf("%v (run go test -update to create it)", err)
+		t.Fatalf("%v (run go test -update to create it)", err)
 	}
 	if diff := cmp.Diff(string(want), got); diff != "" {
-		h.t.Errorf("%s differs (-want +got):\n%s", path, diff)
+		t.Errorf("%s differs (-want +got):\n%s", path, diff)
 	}
 }
 
@@ -172,7 +180,7 @@ func TestCIRoundFixesFailingCheck(t *testing.T) {
 	h := newHarness(t)
 	pr, branch := h.ciPR()
 	head := h.f.HeadCommit(hRepo, branch).SHA
-	job := h.failingJob(head, 0)
+	job := h.failingJob(head)
 	h.model.add(edit("calc.go", "return a * b", "return a + b"), submit("Add multiplied its operands; it adds them now."), submit(""))
 	h.startWorker()
 
@@ -230,32 +238,46 @@ func TestCIRoundFixesFailingCheck(t *testing.T) {
 	}
 }
 
+// ciPR opens the bot's pull request for the world's issue with its wrong
+// fix, committed as the bot, and returns its number and head.
+func (p *pipeWorld) ciPR() (int, string) {
+	p.t.Helper()
+	pr := p.botPR(map[string]string{"calc.go": wrongCalc})
+	head, _ := p.git.branch(p.botBranch())
+	return pr, head
+}
+
+// failingJob adds the failing GitHub Actions test job of commit sha, its
+// log served, and returns its id.
+func (p *pipeWorld) failingJob(sha string) int64 {
+	return p.gh.addJob(pipeJob{sha: sha, name: "test", conclusion: "failure",
+		steps: []pipeStep{{name: "actions/checkout@v4", log: "Syncing repository: octo/widget"}, {name: "go test ./...", conclusion: "failure", log: testLog}}})
+}
+
 // TestCIRoundPreExistingAndMissingLog: a check that also fails on the base
 // branch's head is named pre-existing in the task and the reply, and left
 // alone; a job whose log GitHub no longer keeps is worked on from its
 // check's output, and the task and the reply say so.
 func TestCIRoundPreExistingAndMissingLog(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	pr, branch := h.ciPR()
-	head := h.f.HeadCommit(hRepo, branch).SHA
-	mainHead, _ := h.f.Branch(hRepo, "main")
-	lint := ghfake.CheckRun{Name: "lint", Conclusion: "failure", Title: "1 problem", Summary: "vet found 1 problem",
-		Annotations: []ghfake.Annotation{{Path: "README.md", StartLine: 1, Message: "no licence section"}}}
-	lint.HeadSHA = mainHead
-	h.f.AddCheckRun(hRepo, lint)
-	lint.HeadSHA = head
-	h.f.AddCheckRun(hRepo, lint)
-	h.f.AddJob(hRepo, ghfake.Job{HeadSHA: head, Workflow: "CI", Name: "test", Conclusion: "failure", LogStatus: 410,
-		Title: "Tests failed", Summary: "1 test failed", Annotations: []ghfake.Annotation{{Path: "calc_test.go", StartLine: 9, Message: "Add(2, 3) = 6, want 5"}},
-		Steps: []ghfake.Step{{Name: "go test ./...", Conclusion: "failure"}}})
-	h.model.add(edit("calc.go", "return a * b", "return a + b"), submit("Add adds now."), submit(""))
-	h.startWorker()
+	p := newPipeWorld(t)
+	pr, head := p.ciPR()
+	mainHead, _ := p.git.branch("main")
+	lint := ghapp.CheckRun{Name: "lint", Conclusion: "failure", Title: "1 problem", Summary: "vet found 1 problem"}
+	note := ghapp.Annotation{Path: "README.md", StartLine: 1, EndLine: 1, Level: "failure", Message: "no licence section"}
+	p.gh.addCheck(mainHead, pipeOtherCI, lint, note)
+	p.gh.addCheck(head, pipeOtherCI, lint, note)
+	p.gh.addJob(pipeJob{sha: head, name: "test", conclusion: "failure", logStatus: http.StatusGone,
+		title: "Tests failed", summary: "1 test failed",
+		annotations: []ghapp.Annotation{{Path: "calc_test.go", StartLine: 9, EndLine: 9, Level: "failure", Message: "Add(2, 3) = 6, want 5"}},
+		steps:       []pipeStep{{name: "go test ./...", conclusion: "failure"}}})
+	p.model.add(edit("calc.go", "return a * b", "return a + b"), submit("Add adds now."), submit(""))
+	p.start(p.worker())
 
-	h.checksDone(head, ghfake.OtherCI.Slug)
-	h.checksDone(head, ghfake.Actions.Slug)
-	h.waitForComments("the ci round's reply", pr, "agentfix:final revise:", 1)
-	prompt := h.model.instancePrompt(0)
+	p.checkSuiteDone(head, pipeOtherCI)
+	p.checkSuiteDone(head, pipeActions)
+	reply := p.waitForComments("the ci round's reply", pr, "agentfix:final revise:", 1)[0]
+	prompt := p.model.instancePrompt(0)
 	for _, want := range []string{
 		"Check lint (Other CI): failure. It fails on the base branch's latest commit too, so this pull request did not cause it: do not try to fix it.",
 		"calc_test.go:9: Add(2, 3) = 6, want 5",
@@ -268,7 +290,7 @@ func TestCIRoundPreExistingAndMissingLog(t *testing.T) {
 	if strings.Contains(prompt, "no licence section") {
 		t.Errorf("the task holds the pre-existing check's report:\n%s", prompt)
 	}
-	h.golden("ci_round_preexisting_reply", h.commentsWith(pr, "agentfix:final revise:")[0].Body)
+	p.golden("ci_round_preexisting_reply", reply.Body)
 }
 
 // TestCIFlakyRerun: with ci.rerun_failed the failed jobs are re-run once
@@ -276,31 +298,30 @@ func TestCIRoundPreExistingAndMissingLog(t *testing.T) {
 // starts no round.
 func TestCIFlakyRerun(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.f.Commit(hRepo, "main", map[string]string{".github/agent-fix.yml": "ci:\n  rerun_failed: true\n"}, "Re-run failed jobs")
-	pr, branch := h.ciPR()
-	head := h.f.HeadCommit(hRepo, branch).SHA
-	h.f.AddJob(hRepo, ghfake.Job{HeadSHA: head, Workflow: "CI", Name: "test", Conclusion: "failure", RerunConclusion: "success",
-		Steps: []ghfake.Step{{Name: "go test ./...", Conclusion: "failure", Log: "connection reset by peer"}}})
-	h.startWorker()
+	p := newPipeWorld(t)
+	p.git.commit(t, "main", map[string]string{".github/agent-fix.yml": "ci:\n  rerun_failed: true\n"}, "Re-run failed jobs")
+	pr, head := p.ciPR()
+	p.gh.addJob(pipeJob{sha: head, name: "test", conclusion: "failure", rerunConclusion: "success",
+		steps: []pipeStep{{name: "go test ./...", conclusion: "failure", log: "connection reset by peer"}}})
+	p.start(p.worker())
 
-	d := h.checksDone(head, ghfake.Actions.Slug)
-	h.interactiveDone("the checks task that re-runs", jobs.ChecksTaskID(d))
-	if n := len(h.f.Reruns(hRepo)); n != 1 {
+	d := p.checkSuiteDone(head, pipeActions)
+	p.interactiveDone("the checks task that re-runs", jobs.ChecksTaskID(d))
+	if n := len(p.gh.reran()); n != 1 {
 		t.Fatalf("re-runs = %d, want 1", n)
 	}
 	// The re-run passed: its suite completes again.
 	for range 2 {
-		d := h.checksDone(head, ghfake.Actions.Slug)
-		h.interactiveDone("the checks task after the re-run", jobs.ChecksTaskID(d))
+		d := p.checkSuiteDone(head, pipeActions)
+		p.interactiveDone("the checks task after the re-run", jobs.ChecksTaskID(d))
 	}
-	notes := h.commentsWith(pr, "agentfix:ci-flaky")
+	notes := p.gh.commentsWith(pr, "agentfix:ci-flaky")
 	if len(notes) != 1 {
-		t.Fatalf("flaky notes = %d, want 1; comments: %+v", len(notes), h.botComments(pr))
+		t.Fatalf("flaky notes = %d, want 1; comments: %+v", len(notes), p.gh.botComments(pr))
 	}
-	h.golden("ci_flaky_note", notes[0].Body)
-	if n := len(h.f.Reruns(hRepo)); n != 1 || h.model.calls() != 0 || len(h.botComments(pr)) != 1 {
-		t.Errorf("re-runs %d, model requests %d, comments %d; want 1, 0, 1", n, h.model.calls(), len(h.botComments(pr)))
+	p.golden("ci_flaky_note", notes[0].Body)
+	if n := len(p.gh.reran()); n != 1 || p.model.calls() != 0 || len(p.gh.botComments(pr)) != 1 {
+		t.Errorf("re-runs %d, model requests %d, comments %d; want 1, 0, 1", n, p.model.calls(), len(p.gh.botComments(pr)))
 	}
 }
 
@@ -309,33 +330,32 @@ func TestCIFlakyRerun(t *testing.T) {
 // its checks are reported.
 func TestCIMaxRoundsSaidOnce(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.f.Commit(hRepo, "main", map[string]string{".github/agent-fix.yml": "ci:\n  max_rounds: 1\n"}, "One round")
-	pr, branch := h.ciPR()
-	head := h.f.HeadCommit(hRepo, branch).SHA
-	h.failingJob(head, 0)
-	h.model.add(edit("calc.go", "return a * b", "return b * a"), submit("Swapped the operands."), submit(""))
-	h.startWorker()
+	p := newPipeWorld(t)
+	p.git.commit(t, "main", map[string]string{".github/agent-fix.yml": "ci:\n  max_rounds: 1\n"}, "One round")
+	pr, head := p.ciPR()
+	p.failingJob(head)
+	p.model.add(edit("calc.go", "return a * b", "return b * a"), submit("Swapped the operands."), submit(""))
+	p.start(p.worker())
 
-	h.checksDone(head, ghfake.Actions.Slug)
-	h.waitForComments("the ci round's reply", pr, "agentfix:final revise:", 1)
-	h.roundDone(pr)
-	next := h.f.HeadCommit(hRepo, branch).SHA
+	p.checkSuiteDone(head, pipeActions)
+	p.waitForComments("the ci round's reply", pr, "agentfix:final revise:", 1)
+	p.roundDone(pr)
+	next, _ := p.git.branch(p.botBranch())
 	if next == head {
 		t.Fatal("the round pushed nothing")
 	}
-	job := h.failingJob(next, 0)
-	d := h.checksDone(next, ghfake.Actions.Slug)
-	h.interactiveDone("the checks task of the round's commit", jobs.ChecksTaskID(d))
-	d = h.deliver("check_run", h.f.CheckRunEvent(hRepo, job))
-	h.interactiveDone("the check run's task", jobs.ChecksTaskID(d))
-	notes := h.commentsWith(pr, "agentfix:ci-limit")
+	job := p.failingJob(next)
+	d := p.checkSuiteDone(next, pipeActions)
+	p.interactiveDone("the checks task of the round's commit", jobs.ChecksTaskID(d))
+	d = p.checkRunDone(job)
+	p.interactiveDone("the check run's task", jobs.ChecksTaskID(d))
+	notes := p.gh.commentsWith(pr, "agentfix:ci-limit")
 	if len(notes) != 1 {
-		t.Fatalf("limit notes = %d, want 1; comments: %+v", len(notes), h.botComments(pr))
+		t.Fatalf("limit notes = %d, want 1; comments: %+v", len(notes), p.gh.botComments(pr))
 	}
-	h.golden("ci_limit_note", notes[0].Body)
-	if h.model.calls() != 3 || h.f.HeadCommit(hRepo, branch).SHA != next {
-		t.Errorf("model requests %d, head moved: %v; want 3 and no second round", h.model.calls(), h.f.HeadCommit(hRepo, branch).SHA != next)
+	p.golden("ci_limit_note", notes[0].Body)
+	if now, _ := p.git.branch(p.botBranch()); p.model.calls() != 3 || now != next {
+		t.Errorf("model requests %d, head moved: %v; want 3 and no second round", p.model.calls(), now != next)
 	}
 }
 
@@ -347,42 +367,41 @@ func TestCIMaxRoundsSaidOnce(t *testing.T) {
 // to lift.
 func TestCIRoundsResume(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	pr, branch := h.ciPR()
-	head := h.f.HeadCommit(hRepo, branch).SHA
-	h.failingJob(head, 0)
-	h.model.add(edit("calc.go", "return a * b", "return a + b"), submit("Add multiplied its operands; it adds them now."), submit(""))
-	h.startWorker()
+	p := newPipeWorld(t)
+	pr, head := p.ciPR()
+	p.failingJob(head)
+	p.model.add(edit("calc.go", "return a * b", "return a + b"), submit("Add multiplied its operands; it adds them now."), submit(""))
+	p.start(p.worker())
 
-	d := h.commentOn(pr, h.f.BotLogin(), hRequester, "/agent-fix stop")
-	h.interactiveDone("the stop", jobs.NoticeTaskID(d))
-	d = h.checksDone(head, ghfake.Actions.Slug)
-	h.interactiveDone("the checks task while stopped", jobs.ChecksTaskID(d))
-	if h.model.calls() != 0 || !strings.Contains(h.logs.String(), "no ci round: @alice stopped the automatic rounds") {
-		t.Fatalf("a round ran while the rounds were stopped (%d model requests)", h.model.calls())
+	d := p.prVerb(pr, hRequester, jobs.OutcomeStop)
+	p.interactiveDone("the stop", jobs.NoticeTaskID(d))
+	d = p.checkSuiteDone(head, pipeActions)
+	p.interactiveDone("the checks task while stopped", jobs.ChecksTaskID(d))
+	if p.model.calls() != 0 || !strings.Contains(p.logs.String(), "no ci round: @alice stopped the automatic rounds") {
+		t.Fatalf("a round ran while the rounds were stopped (%d model requests)", p.model.calls())
 	}
 
-	d = h.commentOn(pr, h.f.BotLogin(), "mallory", "/agent-fix resume")
-	h.interactiveDone("mallory's resume", jobs.NoticeTaskID(d))
-	if n := len(h.commentsWith(pr, "only someone with write access to this repository can turn my own rounds")); n != 1 {
-		t.Errorf("refusals of mallory's resume = %d, want 1: %+v", n, h.botComments(pr))
+	d = p.prVerb(pr, "mallory", jobs.OutcomeResume)
+	p.interactiveDone("mallory's resume", jobs.NoticeTaskID(d))
+	if n := len(p.gh.commentsWith(pr, "only someone with write access to this repository can turn my own rounds")); n != 1 {
+		t.Errorf("refusals of mallory's resume = %d, want 1: %+v", n, p.gh.botComments(pr))
 	}
-	d = h.commentOn(pr, h.f.BotLogin(), hRequester, "/agent-fix resume")
-	h.interactiveDone("the resume", jobs.NoticeTaskID(d))
-	resumed := h.commentsWith(pr, "I start rounds on this pull request on my own again (@alice had stopped them)")
+	d = p.prVerb(pr, hRequester, jobs.OutcomeResume)
+	p.interactiveDone("the resume", jobs.NoticeTaskID(d))
+	resumed := p.gh.commentsWith(pr, "I start rounds on this pull request on my own again (@alice had stopped them)")
 	if len(resumed) != 1 {
-		t.Fatalf("replies to the resume = %d, want 1: %+v", len(resumed), h.botComments(pr))
+		t.Fatalf("replies to the resume = %d, want 1: %+v", len(resumed), p.gh.botComments(pr))
 	}
-	h.waitForComments("the ci round's reply", pr, "agentfix:final revise:", 1)
-	h.roundDone(pr)
-	if b, ok := h.file(branch, "calc.go"); !ok || !strings.Contains(b, "return a + b") {
+	p.waitForComments("the ci round's reply", pr, "agentfix:final revise:", 1)
+	p.roundDone(pr)
+	if b := p.git.blob(t, p.botBranch(), "calc.go"); !strings.Contains(b, "return a + b") {
 		t.Errorf("calc.go on the branch = %q, want the ci round's fix", b)
 	}
 
-	d = h.commentOn(pr, h.f.BotLogin(), hRequester, "/agent-fix resume")
-	h.interactiveDone("the second resume", jobs.NoticeTaskID(d))
-	if n := len(h.commentsWith(pr, "were not stopped, so there is nothing to resume")); n != 1 {
-		t.Errorf("replies to the second resume = %d, want 1: %+v", n, h.botComments(pr))
+	d = p.prVerb(pr, hRequester, jobs.OutcomeResume)
+	p.interactiveDone("the second resume", jobs.NoticeTaskID(d))
+	if n := len(p.gh.commentsWith(pr, "were not stopped, so there is nothing to resume")); n != 1 {
+		t.Errorf("replies to the second resume = %d, want 1: %+v", n, p.gh.botComments(pr))
 	}
 }
 
@@ -393,49 +412,48 @@ func TestCIRoundsResume(t *testing.T) {
 // the pull request's head.
 func TestConflictRound(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	p := newPipeWorld(t)
 	// Setup runs on the default branch's files, and must leave the merge
 	// in place for the agent.
-	h.f.Commit(hRepo, "main", map[string]string{".github/agent-fix.yml": "setup: [\"cat README.md\"]\ntest: \"! grep -rn '<<<<<<<' README.md\"\n"}, "Setup and test commands")
-	pr, branch := h.ciPR()
-	head := h.botCommit(branch, map[string]string{"README.md": "# widget\n\nAdd adds.\n"}, "Document Add")
-	before, _ := h.f.Branch(hRepo, "main")
-	h.f.Commit(hRepo, "main", map[string]string{"README.md": "# widget\n\nA small calculator.\n"}, "Describe the widget")
-	mainHead, _ := h.f.Branch(hRepo, "main")
-	h.model.add(
+	p.git.commit(t, "main", map[string]string{".github/agent-fix.yml": "setup: [\"cat README.md\"]\ntest: \"! grep -rn '<<<<<<<' README.md\"\n"}, "Setup and test commands")
+	pr, _ := p.ciPR()
+	branch := p.botBranch()
+	head := p.git.commitAs(t, branch, map[string]string{"README.md": "# widget\n\nAdd adds.\n"}, "Document Add", pipeBot, pipeBotEmail)
+	p.git.commit(t, "main", map[string]string{"README.md": "# widget\n\nA small calculator.\n"}, "Describe the widget")
+	mainHead, _ := p.git.branch("main")
+	p.model.add(
 		bash("grep -c '<<<<<<< HEAD' README.md && printf '# widget\\n\\nA small calculator. Add adds.\\n' > README.md"),
 		submit("Kept both descriptions."), submit(""),
 	)
-	h.startWorker()
+	p.start(p.worker())
 
-	push := h.f.PushEvent(hRepo, "main", before)
-	h.deliver("push", push)
-	h.deliver("push", push)
-	h.waitForComments("the conflict round's reply", pr, "agentfix:final revise:", 1)
-	h.roundDone(pr)
+	p.basePushed()
+	p.basePushed()
+	reply := p.waitForComments("the conflict round's reply", pr, "agentfix:final revise:", 1)[0]
+	p.roundDone(pr)
 
-	merge := h.f.HeadCommit(hRepo, branch)
+	merge := p.git.headCommit(t, branch)
 	if diff := cmp.Diff([]string{head, mainHead}, merge.Parents); diff != "" {
 		t.Errorf("the merge commit's parents (-want +got):\n%s", diff)
 	}
 	if !strings.HasPrefix(merge.Message, "Merge branch 'main' into "+branch) {
 		t.Errorf("the merge commit's message = %q", merge.Message)
 	}
-	if b, _ := h.file(branch, "README.md"); b != "# widget\n\nA small calculator. Add adds.\n" {
+	if b := p.git.blob(t, branch, "README.md"); b != "# widget\n\nA small calculator. Add adds.\n" {
 		t.Errorf("README.md after the merge = %q, want the agent's resolution", b)
 	}
-	if b, _ := h.file(branch, "calc.go"); b != wrongCalc {
+	if b := p.git.blob(t, branch, "calc.go"); b != wrongCalc {
 		t.Errorf("calc.go after the merge = %q, want the pull request's", b)
 	}
-	prompt := h.model.instancePrompt(0)
+	prompt := p.model.instancePrompt(0)
 	for _, want := range []string{"These files conflict", "- README.md", "<<<<<<< and |||||||", "+A small calculator."} {
 		if !strings.Contains(prompt, want) {
 			t.Errorf("the conflict round's task lacks %q:\n%s", want, prompt)
 		}
 	}
-	h.golden("conflict_round_task", prompt)
-	h.golden("conflict_round_reply", h.commentsWith(pr, "agentfix:final revise:")[0].Body)
-	if n := h.model.calls(); n != 3 {
+	p.golden("conflict_round_task", prompt)
+	p.golden("conflict_round_reply", reply.Body)
+	if n := p.model.calls(); n != 3 {
 		t.Errorf("the model got %d requests, want the 3 of one round", n)
 	}
 }
@@ -444,21 +462,20 @@ func TestConflictRound(t *testing.T) {
 // conflict markers pushes nothing and says where they are.
 func TestConflictRoundRefusesMarkers(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	pr, branch := h.ciPR()
-	head := h.botCommit(branch, map[string]string{"README.md": "# widget\n\nAdd adds.\n"}, "Document Add")
-	before, _ := h.f.Branch(hRepo, "main")
-	h.f.Commit(hRepo, "main", map[string]string{"README.md": "# widget\n\nA small calculator.\n"}, "Describe the widget")
-	h.model.add(bash("head -3 README.md"), submit("Looked at it."), submit(""))
-	h.startWorker()
+	p := newPipeWorld(t)
+	pr, _ := p.ciPR()
+	branch := p.botBranch()
+	head := p.git.commitAs(t, branch, map[string]string{"README.md": "# widget\n\nAdd adds.\n"}, "Document Add", pipeBot, pipeBotEmail)
+	p.git.commit(t, "main", map[string]string{"README.md": "# widget\n\nA small calculator.\n"}, "Describe the widget")
+	p.model.add(bash("head -3 README.md"), submit("Looked at it."), submit(""))
+	p.start(p.worker())
 
-	h.deliver("push", h.f.PushEvent(hRepo, "main", before))
-	h.waitForComments("the conflict round's reply", pr, "agentfix:final revise:", 1)
-	reply := h.commentsWith(pr, "agentfix:final revise:")[0].Body
+	p.basePushed()
+	reply := p.waitForComments("the conflict round's reply", pr, "agentfix:final revise:", 1)[0].Body
 	if !strings.Contains(reply, "I pushed nothing: conflict markers remain in `README.md`, so I did not push the merge.") {
 		t.Errorf("the reply does not say the markers remain:\n%s", reply)
 	}
-	if got := h.f.HeadCommit(hRepo, branch).SHA; got != head {
+	if got, _ := p.git.branch(branch); got != head {
 		t.Errorf("the branch moved to %s", got)
 	}
 }

@@ -216,7 +216,8 @@ func (g *pipeGitHub) addPRBy(pr ghapp.PullRequest) int {
 	return pr.Number
 }
 
-// setPR edits pull request number (its mergeability, its state).
+// setPR edits pull request number (its state); whether it merges is
+// git's to say (PR).
 func (g *pipeGitHub) setPR(number int, edit func(*ghapp.PullRequest)) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -275,8 +276,9 @@ type pipeReviewComment struct {
 }
 
 // PR returns pull request number with the commits of its head and base
-// branches in the world's repository.
-func (g *pipeGitHub) PR(_ context.Context, _ ghapp.Repo, number int) (ghapp.PullRequest, error) {
+// branches in the world's repository and, while it is open, whether git
+// merges them.
+func (g *pipeGitHub) PR(ctx context.Context, _ ghapp.Repo, number int) (ghapp.PullRequest, error) {
 	g.mu.Lock()
 	failed, _ := g.fault("PR")
 	var pr *ghapp.PullRequest
@@ -297,6 +299,9 @@ func (g *pipeGitHub) PR(_ context.Context, _ ghapp.Repo, number int) (ghapp.Pull
 	if g.git != nil {
 		out.HeadSHA, _ = g.git.branch(out.Head)
 		out.BaseSHA, _ = g.git.branch(out.Base)
+		if out.State == "open" && out.HeadSHA != "" && out.BaseSHA != "" {
+			out.Mergeable, out.MergeableState = g.git.mergeability(ctx, out.BaseSHA, out.HeadSHA)
+		}
 	}
 	return out, nil
 }

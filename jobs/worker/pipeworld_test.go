@@ -295,8 +295,9 @@ const pipeBot = "agentfix[bot]"
 // edit left them, reactions, pull requests, check runs, review requests,
 // forgotten installations — and fails the calls a test chooses
 // (failNext, failAfterEffect). Pull requests, reviews and their threads
-// are in pipeworld_round_test.go. The calls no pipeline-world test makes
-// are the embedded interface's: nil.
+// are in pipeworld_round_test.go, other Apps' checks and the commits of
+// pull requests in pipeworld_ci_test.go. The calls no pipeline-world test
+// makes are the embedded interface's: nil.
 type pipeGitHub struct {
 	GitHub
 
@@ -317,6 +318,7 @@ type pipeGitHub struct {
 
 	reviews        []pipeReview
 	reviewComments []pipeReviewComment // inline comments and their replies
+	ci             pipeCI              // other Apps' checks (pipeworld_ci_test.go)
 }
 
 // pipeComment is a comment on issue or pull request number, as its last
