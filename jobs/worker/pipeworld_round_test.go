@@ -216,18 +216,6 @@ func (g *pipeGitHub) addPRBy(pr ghapp.PullRequest) int {
 	return pr.Number
 }
 
-// setPR edits pull request number (its state); whether it merges is
-// git's to say (PR).
-func (g *pipeGitHub) setPR(number int, edit func(*ghapp.PullRequest)) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for _, pr := range g.prs {
-		if pr.Number == number {
-			edit(pr)
-		}
-	}
-}
-
 // addReview adds a review by author on pull request number with inline
 // comments (each the first of its thread) and returns the ids of the
 // review and of its comments.

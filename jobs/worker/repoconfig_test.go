@@ -21,13 +21,6 @@ import (
 	"github.com/agentfix/agentfix/workspace"
 )
 
-// configure commits yml as the repository's .github/agent-fix.yml on
-// branch.
-func (h *harness) configure(branch, yml string) {
-	h.t.Helper()
-	h.f.Commit(hRepo, branch, map[string]string{config.RepoFile: yml}, "configure agentfix")
-}
-
 // lastMessages returns, for each query the model got in order, the
 // content of its last message: the instance prompt, then the observation
 // (a tool result) the step before produced.

@@ -16,19 +16,6 @@ import (
 // fixedCalc is calc.go with the bug fixed, as the bot's pull request has it.
 var fixedCalc = strings.Replace(hFiles["calc.go"], "a - b", "a + b", 1)
 
-// botPR opens a pull request of the bot for the harness issue, as an
-// earlier fix job would have: branch agent-fix/issue-<N> with the fix, a
-// body starting with "Fixes #N". It returns its number.
-func (h *harness) botPR() int {
-	h.t.Helper()
-	branch := fmt.Sprintf("agent-fix/issue-%d", h.issue)
-	h.f.Commit(hRepo, branch, map[string]string{"calc.go": fixedCalc}, fmt.Sprintf("Fix #%d: Add subtracts", h.issue))
-	return h.f.AddPR(hRepo, ghfake.PR{
-		Title: fmt.Sprintf("Fix #%d: Add subtracts", h.issue), Head: branch, Author: h.f.BotLogin(),
-		Body: fmt.Sprintf("Fixes #%d\n\n## Summary\n\nFixed Add.", h.issue),
-	})
-}
-
 // prPayload loads a pull request event payload from testdata and points it
 // at the harness: repository, installation, pull request number and
 // author, sender.
@@ -85,22 +72,6 @@ func (h *harness) review(pr int, author, body string, comments ...ghfake.ReviewC
 	rv["user"].(map[string]any)["login"] = author
 	h.deliver("pull_request_review", p)
 	return id, ids
-}
-
-// inlineComment adds a single inline comment by author on path:line of
-// pull request pr (a review of its own, as GitHub makes it) and delivers
-// its pull_request_review_comment.created. It returns the comment id.
-func (h *harness) inlineComment(pr int, author, body, path string, line int) int64 {
-	h.t.Helper()
-	review, ids := h.f.AddReview(hRepo, pr, author, "", ghfake.ReviewComment{Body: body, Path: path, Line: line,
-		DiffHunk: "@@ -3,3 +3,3 @@\n // Add returns a plus b.\n func Add(a, b int) int {\n-\treturn a - b\n+\treturn a + b"})
-	p := h.prPayload("pull_request_review_comment.created.json", pr, author)
-	c := p["comment"].(map[string]any)
-	c["id"], c["pull_request_review_id"], c["body"], c["path"], c["line"] = ids[0], review, body, path, line
-	c["html_url"] = fmt.Sprintf("%s/%s/pull/%d#discussion_r%d", h.f.URL(), hRepo, pr, ids[0])
-	c["user"].(map[string]any)["login"] = author
-	h.deliver("pull_request_review_comment", p)
-	return ids[0]
 }
 
 // reviseState returns the state of pull request pr's revise task ("" when

@@ -12,7 +12,6 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/agentfix/agentfix/ghapp"
-	"github.com/agentfix/agentfix/ghapp/ghfake"
 	"github.com/agentfix/agentfix/jobs"
 	"github.com/agentfix/agentfix/jobs/worker/outcome"
 )
@@ -20,17 +19,6 @@ import (
 // The scenarios of a job as a whole: how the steps compose (the pipeline
 // world, pipeworld_test.go), and the two that are about asynq and the
 // webhook edge themselves (the full harness).
-
-// gitCalls counts the requests the fake's git server got.
-func gitCalls(f *ghfake.Fake) int {
-	n := 0
-	for _, c := range f.Calls() {
-		if strings.HasPrefix(c.Path, "/git/") {
-			n++
-		}
-	}
-	return n
-}
 
 // await waits for ch or fails the test.
 func await(t *testing.T, ch <-chan struct{}, what string) {
