@@ -24,22 +24,24 @@ import (
 // inline comments on a pull request.
 
 // start runs w as a deployment does (w.Run: the interactive and the agent
-// queue) until the test ends.
-func (p *pipeWorld) start(w *Worker) {
+// queue) until the test ends or stop is called; stop returns once Run
+// has.
+func (p *pipeWorld) start(w *Worker) (stop func()) {
 	p.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := w.Run(ctx); err != nil {
-			p.t.Errorf("worker: %v", err)
-		}
-	}()
-	p.t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-	})
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				p.t.Errorf("worker: %v", err)
+			}
+		})
+	}
+	p.t.Cleanup(stop)
+	return stop
 }
 
 // botBranch is the branch of the bot's pull request for the world's issue.

@@ -16,9 +16,9 @@ import (
 	"github.com/agentfix/agentfix/jobs/worker/outcome"
 )
 
-// The scenarios of a job as a whole: how the steps compose (the pipeline
-// world, pipeworld_test.go), and the two that are about asynq and the
-// webhook edge themselves (the full harness).
+// The scenarios of a job as a whole, in the pipeline world
+// (pipeworld_test.go): how the steps compose, run by the handlers or by
+// the whole worker with asynq's servers.
 
 // await waits for ch or fails the test.
 func await(t *testing.T, ch <-chan struct{}, what string) {
@@ -65,106 +65,102 @@ func TestRequesterWithoutWriteAccess(t *testing.T) {
 	}
 }
 
-// TestSameIssueTwiceThenAgain stays on the full harness: it is about the
-// life of the issue's asynq task id — a trigger while the task is active
-// gets "already working" with the link its payload leads to; one after the
-// task completed replaces it — and about the hand-over of the work to the
-// pull request's revise task through the agent queue.
+// TestSameIssueTwiceThenAgain: the life of the issue's asynq task id — a
+// trigger while the task is active gets "already working" with the link
+// its payload leads to; one after the task completed replaces it — and the
+// hand-over of the work to the pull request's revise task through the
+// agent queue.
 func TestSameIssueTwiceThenAgain(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	p := newPipeWorld(t)
 	release := make(chan struct{})
 	reached := make(chan struct{})
-	script := fixScript(h.markers)
+	script := fixScript(t.TempDir())
 	script[0].before = func() { close(reached) }
 	script[0].block = release
-	h.model.add(script...)
-	h.startWorker()
-	h.label(hRequester)
+	p.model.add(script...)
+	p.start(p.worker())
+	p.enqueue(p.labeled(hRequester))
 	await(t, reached, "the first job's agent")
 
 	// A second trigger while the job runs: "already working" with a link.
-	h.comment(hRequester, "/agent-fix")
-	h.waitForComments("the already-working reply", h.issue, "already working", 1)
-	status := h.commentsWith(h.issue, "agentfix:status")
+	p.issueCommand(hRequester, "")
+	p.waitForComments("the already-working reply", p.issue, "already working", 1)
+	status := p.gh.commentsWith(p.issue, "agentfix:status")
 	if len(status) != 1 {
 		t.Fatalf("status comments = %d, want 1", len(status))
 	}
-	link := fmt.Sprintf("%s/%s/issues/%d#issuecomment-%d", h.f.URL(), hRepo, h.issue, status[0].ID)
-	if reply := h.commentsWith(h.issue, "already working")[0]; !strings.Contains(reply.Body, link) {
-		t.Errorf("already-working reply lacks the status comment link %s:\n%s", link, reply.Body)
+	if reply := p.gh.commentsWith(p.issue, "already working")[0]; !strings.Contains(reply.Body, status[0].HTMLURL) {
+		t.Errorf("already-working reply lacks the status comment link %s:\n%s", status[0].HTMLURL, reply.Body)
 	}
 	close(release)
-	h.waitFor("the first job to end", func() bool {
-		return len(h.commentsWith(h.issue, "agentfix:final")) == 1 && h.taskState() == "completed"
+	p.waitFor("the first job to end", func() bool {
+		return len(p.gh.commentsWith(p.issue, "agentfix:final")) == 1 && p.taskState() == "completed"
 	})
-	first := h.f.HeadCommit(hRepo, "agent-fix/issue-1")
+	branch := p.botBranch()
+	first := p.git.headCommit(t, branch)
 
 	// A trigger after the job ended runs again, on the same branch and PR:
 	// as a round of the PR's revise task.
-	h.model.add(
-		turn{calls: []call{{"str_replace_editor", map[string]string{"command": "str_replace", "path": "README.md", "old_str": "# widget", "new_str": "# widget\n\nAdd adds."}}}},
-		submit("Documented Add."), submit(""),
-	)
-	h.comment(hRequester, "/agent-fix document it too")
-	prs := h.prs()
+	p.model.add(edit("README.md", "# widget", "# widget\n\nAdd adds."), submit("Documented Add."), submit(""))
+	p.issueCommand(hRequester, "document it too")
+	prs := p.gh.botPRs()
 	if len(prs) != 1 {
 		t.Fatalf("pull requests = %d, want 1", len(prs))
 	}
 	pr := prs[0].Number
-	h.waitForComments("the round's reply on the PR", pr, "agentfix:final revise:", 1)
-	second := h.f.HeadCommit(hRepo, "agent-fix/issue-1")
+	p.waitForComments("the round's reply on the PR", pr, "agentfix:final revise:", 1)
+	second := p.git.headCommit(t, branch)
 	if len(second.Parents) != 1 || second.Parents[0] != first.SHA {
 		t.Errorf("second commit's parents = %v, want the first commit %s (no force push)", second.Parents, first.SHA)
 	}
-	files := h.f.Files(hRepo, "agent-fix/issue-1")
-	if !strings.Contains(files["calc.go"], "a + b") || !strings.Contains(files["README.md"], "Add adds.") {
-		t.Errorf("branch files = %v, want both rounds' changes", files)
+	if calc, readme := p.file(branch, "calc.go"), p.file(branch, "README.md"); !strings.Contains(calc, "a + b") || !strings.Contains(readme, "Add adds.") {
+		t.Errorf("branch files calc.go:\n%s\nREADME.md:\n%s\nwant both rounds' changes", calc, readme)
 	}
-	if reply := h.commentsWith(pr, "agentfix:final revise:")[0]; !strings.Contains(reply.Body, "@alice, I pushed `"+second.SHA[:12]+"` to this pull request.") {
+	if reply := p.gh.commentsWith(pr, "agentfix:final revise:")[0]; !strings.Contains(reply.Body, "@alice, I pushed `"+second.SHA[:12]+"` to this pull request.") {
 		t.Errorf("round reply on the PR:\n%s", reply.Body)
 	}
-	status = h.commentsWith(h.issue, "agentfix:status")
+	status = p.gh.commentsWith(p.issue, "agentfix:status")
 	if len(status) != 2 || !strings.Contains(status[1].Body, "➡️ **Continuing on #2**") {
 		t.Errorf("status comments on the issue = %+v, want the second saying the work moved to #2", status)
 	}
-	if n := len(h.commentsWith(h.issue, "agentfix:final")); n != 1 {
+	if n := len(p.gh.commentsWith(p.issue, "agentfix:final")); n != 1 {
 		t.Errorf("final comments on the issue = %d, want only the first job's", n)
 	}
 }
 
-// TestShutdownMidJobThenRetry stays on the full harness: it is about
-// asynq's shutdown, which puts the running task back, and a new worker's
-// servers taking it.
+// TestShutdownMidJobThenRetry: asynq's shutdown puts the running task
+// back, and a new worker's servers take it: the retry finishes the job in
+// the same status comment.
 func TestShutdownMidJobThenRetry(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	p := newPipeWorld(t)
 	reached := make(chan struct{})
-	h.model.add(bash("ls"), turn{before: func() { close(reached) }, block: make(chan struct{})})
-	h.model.add(fixScript(h.markers)...)
-	_, stop := h.startWorker()
-	h.label(hRequester)
+	p.model.add(bash("ls"), turn{before: func() { close(reached) }, block: make(chan struct{})})
+	p.model.add(fixScript(t.TempDir())...)
+	stop := p.start(p.worker())
+	p.enqueue(p.labeled(hRequester))
 	await(t, reached, "the agent's second step")
 	stop()
-	status := h.commentsWith(h.issue, "agentfix:status")
+	status := p.gh.commentsWith(p.issue, "agentfix:status")
 	if len(status) != 1 || !strings.Contains(status[0].Body, "Interrupted") {
 		t.Fatalf("after the shutdown the status comments are %+v, want one saying Interrupted", status)
 	}
-	if st := h.taskState(); st != "pending" {
+	if st := p.taskState(); st != "pending" {
 		t.Errorf("task state after the shutdown = %q, want pending (put back by asynq)", st)
 	}
 
-	h.startWorker()
-	h.waitForComments("the retried job's final comment", h.issue, "agentfix:final", 1)
-	again := h.commentsWith(h.issue, "agentfix:status")
+	p.start(p.worker())
+	p.waitForComments("the retried job's final comment", p.issue, "agentfix:final", 1)
+	again := p.gh.commentsWith(p.issue, "agentfix:status")
 	if len(again) != 1 || again[0].ID != status[0].ID || !strings.Contains(again[0].Body, "Done") {
 		t.Errorf("status comments after the retry = %+v, want the same comment, done", again)
 	}
-	if len(h.prs()) != 1 {
-		t.Errorf("pull requests = %d, want 1", len(h.prs()))
+	if n := len(p.gh.botPRs()); n != 1 {
+		t.Errorf("pull requests = %d, want 1", n)
 	}
-	if h.model.calls() != 7 {
-		t.Errorf("model calls = %d, want 2 before the shutdown and 5 after", h.model.calls())
+	if p.model.calls() != 7 {
+		t.Errorf("model calls = %d, want 2 before the shutdown and 5 after", p.model.calls())
 	}
 }
 
