@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/devcontainer"
+	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/ghapp/ghfake"
 	"github.com/agentfix/agentfix/jobs/worker/outcome"
 	"github.com/agentfix/agentfix/session"
@@ -37,24 +38,53 @@ func runInImage(t *testing.T, h *harness, files map[string]string) (review strin
 	return msgs[2], prs[0], st[0].Body
 }
 
+// pipeRunInImage is runInImage in the pipeline world: the fix job of the
+// label, run with the worker's handler, with the registry's images.
+func pipeRunInImage(t *testing.T, files map[string]string) (review string, pr ghapp.PullRequest, status string) {
+	t.Helper()
+	p := newPipeWorld(t, fixCalc(), submit("Fixed Add."), submit(""))
+	p.git.commit(t, "main", files, "an environment for the agent")
+	w := p.worker(p.images)
+	if err := w.handleFix(t.Context(), p.label(w, hRequester)); err != nil {
+		t.Fatalf("the fix job: %v\nlogs:\n%s", err, tail(p.logs.String(), 6000))
+	}
+	finals := p.gh.commentsWith(p.issue, "agentfix:final")
+	if len(finals) != 1 {
+		t.Fatalf("final comments = %d, want 1\nlogs:\n%s", len(finals), tail(p.logs.String(), 6000))
+	}
+	msgs := p.model.lastMessages()
+	if len(msgs) != 3 {
+		t.Fatalf("model queries = %d, want 3; final comment:\n%s\nlogs:\n%s", len(msgs), finals[0].Body, tail(p.logs.String(), 6000))
+	}
+	prs := p.gh.botPRs()
+	if len(prs) != 1 {
+		t.Fatalf("pull requests = %d, want 1; final comment:\n%s", len(prs), finals[0].Body)
+	}
+	st := p.gh.commentsWith(p.issue, "agentfix:status")
+	if len(st) != 1 {
+		t.Fatalf("status comments = %d, want 1", len(st))
+	}
+	return msgs[2], prs[0], st[0].Body
+}
+
 // checkInImage checks that the test command ran inside the image ref, that
-// it passed, and that the pull request and the status comment name the
-// image with its digest.
-func checkInImage(t *testing.T, ref, marker, review string, pr ghfake.PR, status string) {
+// it passed, and that the pull request (draft or not, with body) and the
+// status comment name the image with its digest.
+func checkInImage(t *testing.T, ref, marker, review string, draft bool, body, status string) {
 	t.Helper()
 	for _, want := range []string{marker, "passed on a clean checkout of your change"} {
 		if !strings.Contains(review, want) {
 			t.Errorf("the review message lacks %q:\n%s", want, review)
 		}
 	}
-	if pr.Draft {
-		t.Errorf("the pull request is a draft:\n%s", pr.Body)
+	if draft {
+		t.Errorf("the pull request is a draft:\n%s", body)
 	}
 	repo, _, _ := strings.Cut(ref, ":1")
 	named := "image `" + ref + "` (`" + repo + "@sha256:"
 	for _, want := range []string{"The agent's commands and the tests ran in " + named, "named in `.github/agent-fix.yml`", "it passed on the final change"} {
-		if !strings.Contains(pr.Body, want) {
-			t.Errorf("the pull request body lacks %q:\n%s", want, pr.Body)
+		if !strings.Contains(body, want) {
+			t.Errorf("the pull request body lacks %q:\n%s", want, body)
 		}
 	}
 	if !strings.Contains(status, "🧱 Environment: "+named) {
@@ -74,7 +104,7 @@ func TestGoRepositoryInItsImage(t *testing.T) {
 		// cache warm.
 		config.RepoFile: "image: " + ref + "\nsetup: go test -count=1 -run '^$' ./...\ntest: cat /etc/image-marker && go test ./...\n",
 	})
-	checkInImage(t, ref, "inside the go image", review, pr, status)
+	checkInImage(t, ref, "inside the go image", review, pr.Draft, pr.Body, status)
 	if !strings.Contains(review, "ok  \texample.com/widget") {
 		t.Errorf("the review message lacks go test's result:\n%s", review)
 	}
@@ -82,19 +112,20 @@ func TestGoRepositoryInItsImage(t *testing.T) {
 
 // TestPythonRepositoryInItsImage: the second language of the end-to-end
 // image runs (#12): a repository whose tests need a toolchain the worker
-// does not have, here Python, fixed and tested in its own image.
+// does not have, here Python, fixed and tested in its own image, on the
+// pipeline world (TestGoRepositoryInItsImage has the whole way through the
+// webhook edge and GitHub's API).
 func TestPythonRepositoryInItsImage(t *testing.T) {
 	t.Parallel()
 	host := imageRegistry(t)
 	ref := pythonImage(t, host)
-	h := newHarness(t)
-	review, pr, status := runInImage(t, h, map[string]string{
+	review, pr, status := pipeRunInImage(t, map[string]string{
 		"calc.go":       "package calc\n\n// Add returns a plus b.\nfunc Add(a, b int) int {\n\treturn a - b\n}\n",
 		"calc.py":       "def add(a, b):\n    return a + b\n",
 		"test_calc.py":  "import unittest\n\nimport calc\n\n\nclass TestAdd(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(calc.add(2, 2), 4)\n",
 		config.RepoFile: "image: " + ref + "\ntest: cat /etc/image-marker && python3 -m unittest -v\n",
 	})
-	checkInImage(t, ref, "inside the python image", review, pr, status)
+	checkInImage(t, ref, "inside the python image", review, pr.Draft, pr.Body, status)
 	if !strings.Contains(review, "test_add (test_calc.TestAdd") {
 		t.Errorf("the review message lacks unittest's result:\n%s", review)
 	}

@@ -294,3 +294,14 @@ func (h *harness) imageWorker(o *Options) {
 	}
 	o.Images, o.Sandbox = c, h.sandbox
 }
+
+// images gives a pipeline-world worker the images of the registry: a
+// cache of unpacked roots under the world's data directory, with the
+// world's sandboxes.
+func (p *pipeWorld) images(o *Options) {
+	c, err := rootfs.New(rootfs.Options{Dir: filepath.Join(p.cfg.DataDir, "images"), Logger: p.logger()})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	o.Images = c
+}

@@ -78,9 +78,9 @@ func (p *pipeWorld) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-// worker returns a Worker of the world, as New makes it. Workers of one
-// world share its Redis, GitHub and git.
-func (p *pipeWorld) worker() *Worker {
+// worker returns a Worker of the world, as New makes it; edit adjusts its
+// options first. Workers of one world share its Redis, GitHub and git.
+func (p *pipeWorld) worker(edit ...func(*Options)) *Worker {
 	p.t.Helper()
 	reg := prometheus.NewRegistry()
 	b, err := budget.New(p.rdb, budget.LimitsFrom(p.cfg), budget.Options{Registerer: reg})
@@ -96,6 +96,9 @@ func (p *pipeWorld) worker() *Worker {
 		Poll:       20 * time.Millisecond,
 		// serve's asynq server looks for new and due tasks this often.
 		TaskCheckInterval: 20 * time.Millisecond, DelayedTaskCheckInterval: 50 * time.Millisecond,
+	}
+	for _, e := range edit {
+		e(&o)
 	}
 	w, err := New(o)
 	if err != nil {

@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/jobs"
@@ -27,19 +25,17 @@ import (
 // once, however often the sweep runs.
 func TestSweepEndsArchivedJobs(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	w, err := New(h.options(prometheus.NewRegistry(), func(o *Options) { o.SweepInterval = 50 * time.Millisecond }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	delivery := h.label(hRequester)
-	taskID := jobs.FixTaskID(hRepo, h.issue)
-	key := store.JobKey(taskID, delivery)
-	if err := asynq.NewInspectorFromRedisClient(h.rdb).ArchiveTask(jobs.QueueAgent, taskID); err != nil {
+	p := newPipeWorld(t)
+	w := p.worker(func(o *Options) { o.SweepInterval = 50 * time.Millisecond })
+	fi := p.labeled(hRequester)
+	p.submit(w, fi)
+	taskID := jobs.FixTaskID(hRepo, p.issue)
+	key := store.JobKey(taskID, fi.DeliveryID)
+	if err := asynq.NewInspectorFromRedisClient(p.rdb).ArchiveTask(jobs.QueueAgent, taskID); err != nil {
 		t.Fatal(err)
 	}
 	// An attempt that got as far as its run and working copy, then died.
-	rec, err := h.store.Create(t.Context(), runs.Meta{Kind: jobs.TypeFix, TaskID: taskID, DeliveryID: delivery, Repo: hRepo, Number: h.issue})
+	rec, err := p.runs.Create(t.Context(), runs.Meta{Kind: jobs.TypeFix, TaskID: taskID, DeliveryID: fi.DeliveryID, Repo: hRepo, Number: p.issue})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,27 +43,20 @@ func TestSweepEndsArchivedJobs(t *testing.T) {
 	if err := w.store.SetJobRun(t.Context(), key, rec.ID()); err != nil {
 		t.Fatal(err)
 	}
-	workCopy := filepath.Join(h.data, "jobs", rec.ID())
+	workCopy := filepath.Join(p.cfg.DataDir, "jobs", rec.ID())
 	if err := os.MkdirAll(workCopy, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	h.waitForComments("the sweep's final comment", h.issue, "agentfix:final", 1)
-	final := h.commentsWith(h.issue, "agentfix:final")[0]
+	p.start(w)
+	final := p.waitForComments("the sweep's final comment", p.issue, "agentfix:final", 1)[0]
 	if !strings.Contains(final.Body, "the worker stopped on every attempt of this job") || !strings.Contains(final.Body, "@"+hRequester) {
 		t.Errorf("final comment:\n%s", final.Body)
 	}
-	h.waitFor("the status comment to say it failed", func() bool {
-		s := h.commentsWith(h.issue, "agentfix:status")
+	p.waitFor("the status comment to say it failed", func() bool {
+		s := p.gh.commentsWith(p.issue, "agentfix:status")
 		return len(s) == 1 && strings.Contains(s[0].Body, "❌ **Failed**")
 	})
-	got, err := h.store.Get(t.Context(), rec.ID())
+	got, err := p.runs.Get(t.Context(), rec.ID())
 	if err != nil || got.Meta.Status != string(outcome.Failed) {
 		t.Errorf("run record = %+v, %v; want failed", got.Meta, err)
 	}
@@ -76,14 +65,14 @@ func TestSweepEndsArchivedJobs(t *testing.T) {
 	}
 	// The loop's sweep records the end after its comments: a sweep of
 	// the test's own that overlapped it would end the job a second time.
-	h.waitFor("the sweep to record the job's end", func() bool {
+	p.waitFor("the sweep to record the job's end", func() bool {
 		saved, _, err := w.store.LoadResult(t.Context(), key)
 		return err == nil && saved.Done != nil
 	})
 	if n, err := w.Sweep(t.Context()); err != nil || n != 0 {
 		t.Errorf("a second sweep ended %d jobs (%v), want 0", n, err)
 	}
-	if n := len(h.commentsWith(h.issue, "agentfix:final")); n != 1 {
+	if n := len(p.gh.commentsWith(p.issue, "agentfix:final")); n != 1 {
 		t.Errorf("final comments = %d, want 1", n)
 	}
 }
