@@ -91,6 +91,12 @@ func (w *waits) sleep(ctx context.Context, d time.Duration) error {
 // harness is one process's worth of the bot against fakes: real Redis,
 // the fake GitHub with its git server, the real webhook edge, a fake
 // OpenAI-compatible endpoint driven by a script, real bwrap sandboxes.
+// It carries the end-to-end scenarios, from signed deliveries through
+// ghapp's HTTP calls and git over HTTP: TestLabelToPullRequest,
+// TestLabelReviewRoundStopHelp, TestCIRoundFixesFailingCheck,
+// TestGoRepositoryInItsImage and TestProofOfAGoRegressionTest. Every other
+// test of the package uses a smaller world (pipeworld_test.go,
+// stepfakes_test.go).
 type harness struct {
 	t       *testing.T
 	f       *ghfake.Fake
