@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -149,25 +147,6 @@ func normalizeText(s string) string {
 func (h *harness) golden(name, text string) {
 	h.t.Helper()
 	goldenFile(h.t, name, h.normalize(text))
-}
-
-// goldenFile compares got with testdata/name.golden (-update rewrites
-// it).
-func goldenFile(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *updateGolden { // proof_test.go's -update
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
 }
 
 // TestCIRoundFixesFailingCheck: a GitHub Actions job that failed on the
@@ -394,7 +373,7 @@ func TestCIRoundsResume(t *testing.T) {
 	}
 	p.waitForComments("the ci round's reply", pr, "agentfix:final revise:", 1)
 	p.roundDone(pr)
-	if b := p.git.blob(t, p.botBranch(), "calc.go"); !strings.Contains(b, "return a + b") {
+	if b := p.file(p.botBranch(), "calc.go"); !strings.Contains(b, "return a + b") {
 		t.Errorf("calc.go on the branch = %q, want the ci round's fix", b)
 	}
 
@@ -439,10 +418,10 @@ func TestConflictRound(t *testing.T) {
 	if !strings.HasPrefix(merge.Message, "Merge branch 'main' into "+branch) {
 		t.Errorf("the merge commit's message = %q", merge.Message)
 	}
-	if b := p.git.blob(t, branch, "README.md"); b != "# widget\n\nA small calculator. Add adds.\n" {
+	if b := p.file(branch, "README.md"); b != "# widget\n\nA small calculator. Add adds.\n" {
 		t.Errorf("README.md after the merge = %q, want the agent's resolution", b)
 	}
-	if b := p.git.blob(t, branch, "calc.go"); b != wrongCalc {
+	if b := p.file(branch, "calc.go"); b != wrongCalc {
 		t.Errorf("calc.go after the merge = %q, want the pull request's", b)
 	}
 	prompt := p.model.instancePrompt(0)

@@ -191,6 +191,14 @@ func (h *harness) startWorker(edit ...func(*Options)) (reg *prometheus.Registry,
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	return reg, runWorker(h.t, w)
+}
+
+// runWorker runs w as a deployment does (w.Run: the interactive and the
+// agent queue) until the test ends or stop is called; stop returns once
+// Run has.
+func runWorker(t *testing.T, w *Worker) (stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
@@ -199,12 +207,12 @@ func (h *harness) startWorker(edit ...func(*Options)) (reg *prometheus.Registry,
 		once.Do(func() {
 			cancel()
 			if err := <-done; err != nil {
-				h.t.Errorf("worker Run: %v", err)
+				t.Errorf("worker Run: %v", err)
 			}
 		})
 	}
-	h.t.Cleanup(stop)
-	return reg, stop
+	t.Cleanup(stop)
+	return stop
 }
 
 // sandbox is the SandboxFactory: a real bwrap sandbox; it records the job

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/agentfix/agentfix/ghapp"
@@ -470,9 +469,7 @@ func (g *pipeGitHub) ListOpenPRs(_ context.Context, _ ghapp.Repo, base string) (
 		return nil, failed
 	}
 	for i := range out {
-		out[i].HeadRepo = hRepo
-		out[i].HeadSHA, _ = g.git.branch(out[i].Head)
-		out[i].BaseSHA, _ = g.git.branch(out[i].Base)
+		out[i] = g.withHeads(out[i])
 	}
 	return out, nil
 }
@@ -522,18 +519,6 @@ func (c *bareCache) mergeability(ctx context.Context, base, head string) (*bool,
 		return new(false), "dirty"
 	}
 	return nil, "unknown"
-}
-
-// blob returns path on branch of the bare repository as it is, trailing
-// white space included.
-func (c *bareCache) blob(t *testing.T, branch, path string) string {
-	t.Helper()
-	cmd := exec.CommandContext(t.Context(), "git", "--git-dir="+c.bare, "cat-file", "blob", branch+":"+path)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s on %s: %v", path, branch, err)
-	}
-	return string(out)
 }
 
 // ---- the webhook edge's tasks ----

@@ -1,13 +1,13 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hibiken/asynq"
@@ -23,25 +23,10 @@ import (
 // the tasks the webhook edge would enqueue for comments, reviews and
 // inline comments on a pull request.
 
-// start runs w as a deployment does (w.Run: the interactive and the agent
-// queue) until the test ends or stop is called; stop returns once Run
-// has.
+// start runs w until the test ends or stop is called (runWorker).
 func (p *pipeWorld) start(w *Worker) (stop func()) {
 	p.t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				p.t.Errorf("worker: %v", err)
-			}
-		})
-	}
-	p.t.Cleanup(stop)
-	return stop
+	return runWorker(p.t, w)
 }
 
 // botBranch is the branch of the bot's pull request for the world's issue.
@@ -271,29 +256,34 @@ type pipeReviewComment struct {
 func (g *pipeGitHub) PR(ctx context.Context, _ ghapp.Repo, number int) (ghapp.PullRequest, error) {
 	g.mu.Lock()
 	failed, _ := g.fault("PR")
-	var pr *ghapp.PullRequest
-	for _, p := range g.prs {
-		if p.Number == number {
-			pr = p
-		}
+	i := slices.IndexFunc(g.prs, func(pr *ghapp.PullRequest) bool { return pr.Number == number })
+	var pr ghapp.PullRequest
+	if i >= 0 {
+		pr = *g.prs[i]
 	}
 	g.mu.Unlock()
-	if failed != nil {
+	switch {
+	case failed != nil:
 		return ghapp.PullRequest{}, failed
-	}
-	if pr == nil {
+	case i < 0:
 		return ghapp.PullRequest{}, fmt.Errorf("pull request %d: %w", number, ghapp.ErrNotFound)
 	}
-	out := *pr
-	out.HeadRepo = hRepo
-	if g.git != nil {
-		out.HeadSHA, _ = g.git.branch(out.Head)
-		out.BaseSHA, _ = g.git.branch(out.Base)
-		if out.State == "open" && out.HeadSHA != "" && out.BaseSHA != "" {
-			out.Mergeable, out.MergeableState = g.git.mergeability(ctx, out.BaseSHA, out.HeadSHA)
-		}
+	pr = g.withHeads(pr)
+	if pr.State == "open" && pr.HeadSHA != "" && pr.BaseSHA != "" {
+		pr.Mergeable, pr.MergeableState = g.git.mergeability(ctx, pr.BaseSHA, pr.HeadSHA)
 	}
-	return out, nil
+	return pr, nil
+}
+
+// withHeads is pr as GitHub answers for it: from this repository, with
+// the commits its head and base branches have in the world's repository.
+func (g *pipeGitHub) withHeads(pr ghapp.PullRequest) ghapp.PullRequest {
+	pr.HeadRepo = hRepo
+	if g.git != nil {
+		pr.HeadSHA, _ = g.git.branch(pr.Head)
+		pr.BaseSHA, _ = g.git.branch(pr.Base)
+	}
+	return pr
 }
 
 func (g *pipeGitHub) ListReviews(_ context.Context, _ ghapp.Repo, number int) ([]ghapp.Review, error) {
@@ -400,19 +390,24 @@ func (c *bareCache) headCommit(t *testing.T, rev string) pipeCommit {
 }
 
 // Diff is base...head of the bare repository, as workspace.Cache makes
-// it.
+// it: from their merge base, cut at the last whole line within maxBytes.
 func (c *bareCache) Diff(ctx context.Context, _ string, base, head string, maxBytes int) (workspace.RangeDiff, error) {
 	mb, err := gitIn(ctx, "--git-dir="+c.bare, "merge-base", base, head)
 	if err != nil {
 		return workspace.RangeDiff{}, err
 	}
-	patch, err := gitIn(ctx, "--git-dir="+c.bare, "diff", "--find-renames", "--no-color", "--src-prefix=a/", "--dst-prefix=b/", mb, head, "--")
+	patch, err := gitBytes(ctx, "--git-dir="+c.bare, "diff", "--find-renames", "--no-color",
+		"--src-prefix=a/", "--dst-prefix=b/", mb, head, "--")
 	if err != nil {
 		return workspace.RangeDiff{}, err
 	}
-	d := workspace.RangeDiff{MergeBase: mb, Patch: patch + "\n"}
-	if len(d.Patch) > maxBytes {
-		d.Patch, d.Truncated = d.Patch[:maxBytes], true
+	d := workspace.RangeDiff{MergeBase: mb, Patch: string(patch)}
+	if len(patch) > maxBytes {
+		cut := patch[:maxBytes]
+		if i := bytes.LastIndexByte(cut, '\n'); i >= 0 {
+			cut = cut[:i+1]
+		}
+		d.Patch, d.Truncated = string(cut), true
 	}
 	return d, nil
 }

@@ -819,17 +819,28 @@ func gitIn(ctx context.Context, args ...string) (string, error) {
 	return gitAs(ctx, "Carol", "carol@example.com", args...)
 }
 
+// gitBytes is gitIn with git's output as it is.
+func gitBytes(ctx context.Context, args ...string) ([]byte, error) {
+	return gitOutput(ctx, "Carol", "carol@example.com", args...)
+}
+
 // gitAs is gitIn as the person name with email.
 func gitAs(ctx context.Context, name, email string, args ...string) (string, error) {
+	out, err := gitOutput(ctx, name, email, args...)
+	return strings.TrimSpace(string(out)), err
+}
+
+// gitOutput is gitAs with git's output as it is.
+func gitOutput(ctx context.Context, name, email string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.hooksPath=/dev/null"}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 		"GIT_AUTHOR_NAME="+name, "GIT_AUTHOR_EMAIL="+email, "GIT_COMMITTER_NAME="+name, "GIT_COMMITTER_EMAIL="+email)
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+		return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, stderr.String())
 	}
-	return strings.TrimSpace(out.String()), nil
+	return out.Bytes(), nil
 }
 
 func (c *bareCache) Fetch(ctx context.Context, _ string, _ workspace.Remote) (workspace.Fetched, error) {
@@ -923,17 +934,16 @@ func (c *bareCache) commitAs(t *testing.T, branch string, files map[string]strin
 	return sha
 }
 
-// file returns path on branch of the bare repository, if it is there
-// (without its trailing white space).
+// file returns path on branch of the bare repository, if it is there.
 func (c *bareCache) file(ctx context.Context, branch, path string) ([]byte, bool, error) {
 	if _, err := gitIn(ctx, "--git-dir="+c.bare, "cat-file", "-e", branch+":"+path); err != nil {
 		return nil, false, nil
 	}
-	out, err := gitIn(ctx, "--git-dir="+c.bare, "cat-file", "blob", branch+":"+path)
+	out, err := gitBytes(ctx, "--git-dir="+c.bare, "cat-file", "blob", branch+":"+path)
 	if err != nil {
 		return nil, false, err
 	}
-	return []byte(out), true, nil
+	return out, true, nil
 }
 
 // failPushes makes the next n pushes fail.

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/agentfix/agentfix/config"
 	"github.com/agentfix/agentfix/ghapp"
 	"github.com/agentfix/agentfix/ghapp/ghfake"
@@ -16,8 +18,9 @@ import (
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/*.golden")
 
-// checkWorkerGolden compares got with testdata/name.golden.
-func checkWorkerGolden(t *testing.T, name, got string) {
+// goldenFile compares got with testdata/name.golden (-update rewrites
+// it).
+func goldenFile(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name+".golden")
 	if *updateGolden {
@@ -31,10 +34,10 @@ func checkWorkerGolden(t *testing.T, name, got string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
+		t.Fatalf("%v (run go test -update to create it)", err)
 	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file (run with -update to accept):\n--- got ---\n%s", path, got)
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs (-want +got):\n%s", path, diff)
 	}
 }
 
@@ -162,7 +165,7 @@ func TestProofInThePullRequest(t *testing.T) {
 				}
 			}
 			name := "proof_" + strings.NewReplacer(" ", "_", ",", "").Replace(tc.name)
-			checkWorkerGolden(t, name, "===== review message =====\n"+normalised(review)+"\n===== pull request body =====\n"+normalised(pr.Body))
+			goldenFile(t, name, "===== review message =====\n"+normalised(review)+"\n===== pull request body =====\n"+normalised(pr.Body))
 		})
 	}
 }
